@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages strata builds with (only those missing),
+# then configures the build in $STRATA_BUILD_DIR (default: build).
+#
+#   STRATA_BUILD_DIR  build folder (default: build)
+#   STRATA_CMAKE_ARGS extra arguments for cmake (e.g. -DSTRATA_ENABLE_CUDA=OFF)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${STRATA_BUILD_DIR:-$root/build}
+
+packages=(cmake ninja-build g++ python3 libyaml-cpp-dev libboost-graph-dev
+          catch2 llvm-16-dev llvm-16-tools libmlir-16-dev mlir-16-tools)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "strata setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# CUDA is optional: CMake turns it off with a message when nvcc is absent.
+# shellcheck disable=SC2086
+cmake -G Ninja -S "$root" -B "$build" \
+  -DCMAKE_BUILD_TYPE=${STRATA_BUILD_TYPE:-RelWithDebInfo} \
+  -DPython3_EXECUTABLE=/usr/bin/python3 ${STRATA_CMAKE_ARGS:-}

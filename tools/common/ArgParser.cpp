@@ -1,0 +1,140 @@
+#include "tools/common/ArgParser.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace strata::tools {
+
+size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+void ArgParser::addFlag(const std::string &name, const std::string &help) {
+  order_.push_back(name);
+  specs_[name] = Spec{false, "", help};
+}
+
+void ArgParser::addOption(const std::string &name,
+                          const std::string &valueName,
+                          const std::string &help) {
+  order_.push_back(name);
+  specs_[name] = Spec{true, valueName, help};
+}
+
+void ArgParser::addAlias(const std::string &alias, const std::string &name) {
+  aliases_[alias] = name;
+}
+
+std::string ArgParser::nearest(const std::string &name) const {
+  std::string best;
+  size_t bestDistance = 3; // farther than this is no useful suggestion
+  for (const std::string &candidate : order_) {
+    size_t d = editDistance(name, candidate);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+bool ArgParser::parse(const std::vector<std::string> &args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    if (arg == "--") {
+      positionals_.insert(positionals_.end(), args.begin() + i + 1,
+                          args.end());
+      break;
+    }
+    if (arg.size() < 2 || arg[0] != '-') {
+      positionals_.push_back(arg);
+      continue;
+    }
+    std::string name = arg, value;
+    bool hasInlineValue = false;
+    if (auto alias = aliases_.find(arg); alias != aliases_.end()) {
+      name = alias->second;
+    } else if (arg.rfind("--", 0) == 0) {
+      size_t eq = arg.find('=');
+      name = arg.substr(2, eq == std::string::npos ? std::string::npos
+                                                   : eq - 2);
+      if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        hasInlineValue = true;
+      }
+    } else {
+      error_ = "unknown option '" + arg + "'";
+      return false;
+    }
+    auto spec = specs_.find(name);
+    if (spec == specs_.end()) {
+      error_ = "unknown option '--" + name + "'";
+      std::string suggestion = nearest(name);
+      if (!suggestion.empty())
+        error_ += "; did you mean '--" + suggestion + "'?";
+      return false;
+    }
+    if (!spec->second.takesValue) {
+      if (hasInlineValue) {
+        error_ = "option '--" + name + "' takes no value";
+        return false;
+      }
+      values_[name] = "";
+      continue;
+    }
+    if (!hasInlineValue) {
+      if (i + 1 >= args.size()) {
+        error_ = "option '--" + name + "' expects a value (" +
+                 spec->second.valueName + ")";
+        return false;
+      }
+      value = args[++i];
+    }
+    values_[name] = value;
+  }
+  return true;
+}
+
+bool ArgParser::has(const std::string &name) const {
+  return values_.count(name) != 0;
+}
+
+std::string ArgParser::get(const std::string &name,
+                           const std::string &fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+std::string ArgParser::helpText() const {
+  std::vector<std::pair<std::string, std::string>> rows;
+  size_t width = 0;
+  for (const std::string &name : order_) {
+    const Spec &spec = specs_.at(name);
+    std::string left = "--" + name;
+    for (const auto &[alias, target] : aliases_)
+      if (target == name)
+        left = alias + ", " + left;
+    if (spec.takesValue)
+      left += "=" + spec.valueName;
+    width = std::max(width, left.size());
+    rows.emplace_back(left, spec.help);
+  }
+  std::ostringstream os;
+  for (const auto &[left, help] : rows)
+    os << "  " << left << std::string(width - left.size() + 2, ' ') << help
+       << "\n";
+  return os.str();
+}
+
+} // namespace strata::tools

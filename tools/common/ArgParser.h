@@ -1,0 +1,59 @@
+// A small command-line parser shared by the strata tools.
+//
+// Options are declared up front; anything undeclared is an error that names
+// the option and suggests the nearest declared one. `--name=value` and
+// `--name value` are both accepted for options that take a value. No
+// exceptions: parse() returns false and fills error().
+#ifndef STRATA_TOOLS_COMMON_ARGPARSER_H
+#define STRATA_TOOLS_COMMON_ARGPARSER_H
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace strata::tools {
+
+class ArgParser {
+public:
+  /// A flag takes no value (`--no-graphs`); an option takes one
+  /// (`--emit=ir`). `help` is shown by helpText().
+  void addFlag(const std::string &name, const std::string &help);
+  void addOption(const std::string &name, const std::string &valueName,
+                 const std::string &help);
+  /// Single-dash aliases such as -o for --output.
+  void addAlias(const std::string &alias, const std::string &name);
+
+  bool parse(const std::vector<std::string> &args);
+  const std::string &error() const { return error_; }
+
+  bool has(const std::string &name) const;
+  /// The value of an option, or `fallback` when it was not given.
+  std::string get(const std::string &name,
+                  const std::string &fallback = "") const;
+  const std::vector<std::string> &positionals() const { return positionals_; }
+
+  /// One line per option, aligned, for --help.
+  std::string helpText() const;
+
+private:
+  struct Spec {
+    bool takesValue = false;
+    std::string valueName;
+    std::string help;
+  };
+  std::string nearest(const std::string &name) const;
+
+  std::vector<std::string> order_;
+  std::map<std::string, Spec> specs_;
+  std::map<std::string, std::string> aliases_;
+  std::map<std::string, std::string> values_;
+  std::vector<std::string> positionals_;
+  std::string error_;
+};
+
+/// Levenshtein distance, for "did you mean" suggestions.
+size_t editDistance(const std::string &a, const std::string &b);
+
+} // namespace strata::tools
+
+#endif // STRATA_TOOLS_COMMON_ARGPARSER_H

@@ -1,0 +1,20 @@
+// Subcommands of the `strata` CLI. Each takes the arguments after its name
+// and returns the process exit code: 0 on success, 1 when the input (a model
+// file, a plan) is wrong, 2 when the command line is wrong.
+#ifndef STRATA_TOOLS_STRATA_COMMANDS_H
+#define STRATA_TOOLS_STRATA_COMMANDS_H
+
+#include <string>
+#include <vector>
+
+namespace strata::tools {
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 1;
+constexpr int kExitUsage = 2;
+
+int runCompile(const std::vector<std::string> &args);
+
+} // namespace strata::tools
+
+#endif // STRATA_TOOLS_STRATA_COMMANDS_H
