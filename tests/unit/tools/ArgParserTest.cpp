@@ -1,0 +1,73 @@
+// The command-line parser shared by the tools: every way a command line can
+// be wrong gets an error naming the option, and values arrive intact.
+#include "tools/common/ArgParser.h"
+
+#include <catch2/catch.hpp>
+
+using strata::tools::ArgParser;
+
+namespace {
+ArgParser makeParser() {
+  ArgParser p;
+  p.addOption("emit", "STAGE", "stage");
+  p.addOption("output", "FILE", "output");
+  p.addAlias("-o", "output");
+  p.addFlag("no-graphs", "eager");
+  return p;
+}
+} // namespace
+
+TEST_CASE("options take values inline or as the next argument") {
+  ArgParser p = makeParser();
+  REQUIRE(p.parse({"model.yaml", "--emit=ir", "-o", "out.mlir", "--no-graphs"}));
+  CHECK(p.get("emit") == "ir");
+  CHECK(p.get("output") == "out.mlir");
+  CHECK(p.has("no-graphs"));
+  CHECK_FALSE(p.has("missing"));
+  CHECK(p.get("missing", "dflt") == "dflt");
+  REQUIRE(p.positionals().size() == 1);
+  CHECK(p.positionals()[0] == "model.yaml");
+}
+
+TEST_CASE("an unknown option names the nearest known one") {
+  ArgParser p = makeParser();
+  REQUIRE_FALSE(p.parse({"--emti=ir"}));
+  CHECK(p.error() == "unknown option '--emti'; did you mean '--emit'?");
+}
+
+TEST_CASE("an unknown option far from every known one gets no suggestion") {
+  ArgParser p = makeParser();
+  REQUIRE_FALSE(p.parse({"--completely-different"}));
+  CHECK(p.error() == "unknown option '--completely-different'");
+}
+
+TEST_CASE("an option without its value is an error") {
+  ArgParser p = makeParser();
+  REQUIRE_FALSE(p.parse({"--output"}));
+  CHECK(p.error() == "option '--output' expects a value (FILE)");
+}
+
+TEST_CASE("a flag given a value is an error") {
+  ArgParser p = makeParser();
+  REQUIRE_FALSE(p.parse({"--no-graphs=1"}));
+  CHECK(p.error() == "option '--no-graphs' takes no value");
+}
+
+TEST_CASE("an unknown single-dash option is an error") {
+  ArgParser p = makeParser();
+  REQUIRE_FALSE(p.parse({"-x"}));
+  CHECK(p.error() == "unknown option '-x'");
+}
+
+TEST_CASE("everything after -- is positional") {
+  ArgParser p = makeParser();
+  REQUIRE(p.parse({"--", "--emit=ir"}));
+  REQUIRE(p.positionals().size() == 1);
+  CHECK(p.positionals()[0] == "--emit=ir");
+}
+
+TEST_CASE("edit distance") {
+  CHECK(strata::tools::editDistance("", "abc") == 3);
+  CHECK(strata::tools::editDistance("kitten", "sitting") == 3);
+  CHECK(strata::tools::editDistance("same", "same") == 0);
+}
