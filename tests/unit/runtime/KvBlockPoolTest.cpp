@@ -1,0 +1,87 @@
+// Paged KV bookkeeping: slots follow the block tables, growth is
+// all-or-nothing, released blocks are reused, exhaustion is a clear error.
+#include "runtime/KvBlockPool.h"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+
+using strata::KvBlockPool;
+
+TEST_CASE("slots of a growing sequence follow its block table") {
+  KvBlockPool pool(8, 4);
+  REQUIRE(pool.addSequence(7));
+  std::vector<int64_t> slots;
+  std::string error;
+  REQUIRE(pool.append(7, 6, slots, error)); // positions 0..5: blocks 0, 1
+  CHECK(slots == std::vector<int64_t>{0, 1, 2, 3, 4, 5});
+  CHECK(pool.blockTable(7) == std::vector<int32_t>{0, 1});
+  REQUIRE(pool.append(7, 1, slots, error)); // position 6 -> block 1 offset 2
+  CHECK(slots == std::vector<int64_t>{6});
+  CHECK(pool.length(7) == 7);
+  CHECK(pool.freeBlocks() == 6);
+}
+
+TEST_CASE("two sequences interleave blocks without sharing slots") {
+  KvBlockPool pool(16, 2);
+  pool.addSequence(0);
+  pool.addSequence(1);
+  std::set<int64_t> seen;
+  std::vector<int64_t> slots;
+  std::string error;
+  for (int step = 0; step < 5; ++step)
+    for (int64_t seq : {0, 1}) {
+      REQUIRE(pool.append(seq, 1, slots, error));
+      REQUIRE(slots.size() == 1);
+      CHECK(seen.insert(slots[0]).second);
+      const auto &table = pool.blockTable(seq);
+      int64_t pos = pool.length(seq) - 1;
+      CHECK(slots[0] == table[pos / 2] * 2 + pos % 2);
+    }
+}
+
+TEST_CASE("exhaustion allocates nothing and says how many blocks were "
+          "needed") {
+  KvBlockPool pool(3, 4);
+  pool.addSequence(1);
+  std::vector<int64_t> slots;
+  std::string error;
+  REQUIRE(pool.append(1, 9, slots, error)); // 3 blocks
+  REQUIRE_FALSE(pool.append(1, 4, slots, error));
+  CHECK(error == "KV cache exhausted: sequence 1 needs 1 more blocks of 4 "
+                 "tokens, 0 of 3 are free");
+  CHECK(pool.length(1) == 9);
+  CHECK(pool.blockTable(1).size() == 3);
+  REQUIRE(pool.append(1, 3, slots, error)); // fits in the last block
+}
+
+TEST_CASE("released blocks are reused") {
+  KvBlockPool pool(2, 4);
+  pool.addSequence(1);
+  std::vector<int64_t> slots;
+  std::string error;
+  REQUIRE(pool.append(1, 8, slots, error));
+  CHECK(pool.freeBlocks() == 0);
+  REQUIRE(pool.release(1));
+  CHECK_FALSE(pool.release(1));
+  CHECK(pool.freeBlocks() == 2);
+  pool.addSequence(2);
+  REQUIRE(pool.append(2, 8, slots, error));
+  CHECK(pool.blockTable(2) == std::vector<int32_t>{0, 1});
+}
+
+TEST_CASE("bad pool sizes and unknown sequences are errors") {
+  KvBlockPool pool;
+  std::string error;
+  CHECK_FALSE(KvBlockPool::create(0, 16, pool, error));
+  CHECK(error == "KV block count must be in [1, 2147483647], got 0");
+  CHECK_FALSE(KvBlockPool::create(4, 12, pool, error));
+  CHECK(error == "KV block size must be a power of two in [1, 4096], got 12");
+  REQUIRE(KvBlockPool::create(4, 16, pool, error));
+  std::vector<int64_t> slots;
+  CHECK_FALSE(pool.append(3, 1, slots, error));
+  CHECK(error == "unknown sequence 3");
+  pool.addSequence(3);
+  CHECK_FALSE(pool.addSequence(3));
+  CHECK_FALSE(pool.append(3, -1, slots, error));
+}
