@@ -1,0 +1,300 @@
+#include "models/YamlReader.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace strata {
+namespace detail {
+
+namespace {
+
+/// Optimal string alignment distance (Levenshtein plus adjacent
+/// transpositions, the most common typo).
+size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1,
+                                     std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i)
+    d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j)
+    d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+std::string lower(std::string s) {
+  for (char &c : s)
+    if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>(c - 'A' + 'a');
+  return s;
+}
+
+std::string quoteKey(const Field &f) { return "'" + f.path + "'"; }
+
+bool isPlain(const YAML::Node &node) {
+  // yaml-cpp tags quoted scalars "!" and untagged plain ones "?".
+  return node.Tag() != "!";
+}
+
+} // namespace
+
+std::string nearestName(const std::string &name,
+                        const std::vector<std::string> &candidates) {
+  std::string best;
+  size_t bestDistance = SIZE_MAX;
+  std::string lname = lower(name);
+  for (const std::string &c : candidates) {
+    size_t d = editDistance(lname, c);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = c;
+    }
+  }
+  // A third of the length catches a dropped plural or a swapped pair in
+  // long names without proposing unrelated short ones.
+  size_t threshold = std::max<size_t>(2, name.size() / 3);
+  if (!best.empty() && bestDistance <= threshold)
+    return best;
+  // "sliding" for "sliding_attention": an abbreviation, not a typo.
+  if (lname.size() >= 3)
+    for (const std::string &c : candidates)
+      if (c.compare(0, lname.size(), lname) == 0)
+        return c;
+  return "";
+}
+
+std::string joinNames(const std::vector<std::string> &names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0)
+      out += i + 1 == names.size() ? " or " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+YAML::Mark Field::mark() const {
+  bool emptyValue = node.IsNull() && node.Scalar().empty();
+  if (emptyValue || node.Mark().is_null())
+    return anchor;
+  return node.Mark();
+}
+
+void YamlContext::fail(const YAML::Mark &mark,
+                       const std::string &message) const {
+  Diagnostic d;
+  d.file = file_;
+  if (!mark.is_null()) {
+    d.line = mark.line + 1;
+    d.column = mark.column + 1;
+  }
+  d.message = message;
+  throw ImportError{d};
+}
+
+std::string YamlContext::describe(const YAML::Node &node) {
+  switch (node.Type()) {
+  case YAML::NodeType::Undefined:
+  case YAML::NodeType::Null:
+    return "nothing";
+  case YAML::NodeType::Sequence:
+    return "a list";
+  case YAML::NodeType::Map:
+    return "a mapping";
+  case YAML::NodeType::Scalar:
+    break;
+  }
+  std::string text = node.Scalar();
+  if (text.size() > 40)
+    text = text.substr(0, 37) + "...";
+  if (!isPlain(node))
+    return "the string \"" + text + "\"";
+  return "'" + text + "'";
+}
+
+int64_t YamlContext::integer(const Field &f) const {
+  auto bad = [&] {
+    fail(f, "expected an integer for " + quoteKey(f) + ", got " +
+                describe(f.node));
+  };
+  if (!f.node.IsScalar() || !isPlain(f.node))
+    bad();
+  const std::string &s = f.node.Scalar();
+  size_t start = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  if (start == s.size())
+    bad();
+  for (size_t i = start; i < s.size(); ++i)
+    if (s[i] < '0' || s[i] > '9')
+      bad();
+  errno = 0;
+  char *end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno == ERANGE)
+    fail(f, "integer " + s + " for " + quoteKey(f) + " is out of range");
+  return static_cast<int64_t>(v);
+}
+
+int64_t YamlContext::positiveInt(const Field &f, int64_t max) const {
+  int64_t v = integer(f);
+  if (v <= 0)
+    fail(f, "expected a positive integer for " + quoteKey(f) + ", got " +
+                f.node.Scalar());
+  if (v > max)
+    fail(f, "value " + f.node.Scalar() + " for " + quoteKey(f) +
+                " is too large; the largest supported value is " +
+                std::to_string(max));
+  return v;
+}
+
+double YamlContext::number(const Field &f) const {
+  auto bad = [&] {
+    fail(f, "expected a number for " + quoteKey(f) + ", got " +
+                describe(f.node));
+  };
+  if (!f.node.IsScalar() || !isPlain(f.node))
+    bad();
+  const std::string &s = f.node.Scalar();
+  // strtod alone would also take "inf", "nan" and hexadecimal floats.
+  bool hasDigit = false;
+  for (char c : s) {
+    if (c >= '0' && c <= '9')
+      hasDigit = true;
+    else if (c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-')
+      bad();
+  }
+  if (!hasDigit)
+    bad();
+  errno = 0;
+  char *end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size())
+    bad();
+  if (errno == ERANGE || !std::isfinite(v))
+    fail(f, "number " + s + " for " + quoteKey(f) + " is out of range");
+  return v;
+}
+
+double YamlContext::positiveNumber(const Field &f) const {
+  double v = number(f);
+  if (!(v > 0))
+    fail(f, "expected a positive number for " + quoteKey(f) + ", got " +
+                f.node.Scalar());
+  return v;
+}
+
+bool YamlContext::boolean(const Field &f) const {
+  if (f.node.IsScalar() && isPlain(f.node)) {
+    const std::string &s = f.node.Scalar();
+    // YAML 1.2 core schema spellings only: "yes"/"on" are strings there.
+    if (s == "true" || s == "True" || s == "TRUE")
+      return true;
+    if (s == "false" || s == "False" || s == "FALSE")
+      return false;
+  }
+  fail(f, "expected true or false for " + quoteKey(f) + ", got " +
+              describe(f.node));
+}
+
+std::string YamlContext::string(const Field &f) const {
+  if (!f.node.IsScalar())
+    fail(f, "expected a string for " + quoteKey(f) + ", got " +
+                describe(f.node));
+  return f.node.Scalar();
+}
+
+std::vector<Field> YamlContext::sequence(const Field &f) const {
+  if (!f.node.IsSequence())
+    fail(f, "expected a list for " + quoteKey(f) + ", got " +
+                describe(f.node));
+  std::vector<Field> out;
+  size_t i = 0;
+  for (const YAML::Node &element : f.node) {
+    out.push_back(
+        {f.path + "[" + std::to_string(i) + "]", element, f.mark()});
+    ++i;
+  }
+  return out;
+}
+
+MapReader::MapReader(const YamlContext &ctx, const Field &map,
+                     std::vector<std::string> allowed,
+                     const std::map<std::string, std::string> &hints)
+    : ctx_(ctx), self_(map) {
+  if (!map.node.IsMap())
+    ctx.fail(map, (map.path.empty() ? std::string("expected a mapping at the "
+                                                  "top level")
+                                    : "expected a mapping for '" + map.path +
+                                          "'") +
+                      ", got " + YamlContext::describe(map.node));
+  for (auto it = map.node.begin(); it != map.node.end(); ++it) {
+    // Copies: the iterator's pair is a temporary proxy.
+    YAML::Node key = it->first;
+    YAML::Node value = it->second;
+    Field keyField{map.path, key, map.mark()};
+    if (!key.IsScalar() || key.Scalar().empty())
+      ctx.fail(keyField, "expected a key name, got " +
+                             YamlContext::describe(key));
+    const std::string &name = key.Scalar();
+    for (const auto &entry : entries_)
+      if (entry.first == name)
+        ctx.fail(key.Mark(),
+                 "duplicate key '" + name + "' (first given at line " +
+                     std::to_string(entry.second.anchor.line + 1) + ")");
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      std::string suggestion;
+      auto hint = hints.find(name);
+      // A dotted hint names a key of another section ("attention.head_dim"
+      // for a Hugging Face top-level "head_dim").
+      if (hint != hints.end() &&
+          (hint->second.find('.') != std::string::npos ||
+           std::find(allowed.begin(), allowed.end(), hint->second) !=
+               allowed.end()))
+        suggestion = hint->second;
+      else
+        suggestion = nearestName(name, allowed);
+      if (!suggestion.empty())
+        ctx.fail(key.Mark(), "unknown key '" + name + "'; did you mean '" +
+                                 suggestion + "'?");
+      ctx.fail(key.Mark(), "unknown key '" + name +
+                               "'; expected one of: " + joinNames(allowed));
+    }
+    std::string path = map.path.empty() ? name : map.path + "." + name;
+    entries_.push_back({name, Field{path, value, key.Mark()}});
+  }
+}
+
+bool MapReader::has(const std::string &key) const {
+  return find(key).has_value();
+}
+
+std::optional<Field> MapReader::find(const std::string &key) const {
+  for (const auto &entry : entries_)
+    if (entry.first == key)
+      return entry.second;
+  return std::nullopt;
+}
+
+Field MapReader::require(const std::string &key) const {
+  if (auto f = find(key))
+    return *f;
+  failMissing(key);
+}
+
+void MapReader::failMissing(const std::string &key,
+                            const std::string &extra) const {
+  std::string where =
+      self_.path.empty() ? "" : " in '" + self_.path + "'";
+  ctx_.fail(self_, "missing required key '" + key + "'" + where + extra);
+}
+
+} // namespace detail
+} // namespace strata
