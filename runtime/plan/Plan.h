@@ -1,0 +1,182 @@
+// The executable plan: what codegen produces from the fused IR and what the
+// runtime executes. Plain C++ data, no MLIR: this struct and its file
+// (docs/plan-format.md) are the boundary between compiler and runtime.
+//
+// A plan holds one program per phase (prefill, extend, decode, verify).
+// Each program lists its buffers, its launches in host issue order with the
+// stream of each, and the cross-stream events. Sizes that change at run
+// time (the number of tokens or sequences of a step) are symbolic
+// dimensions; the arena is planned for the plan's limits.
+#ifndef STRATA_RUNTIME_PLAN_PLAN_H
+#define STRATA_RUNTIME_PLAN_PLAN_H
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace strata::plan {
+
+/// Bumped whenever the file layout or the meaning of a field changes; a
+/// reader accepts exactly its own version.
+constexpr uint32_t kPlanFormatVersion = 1;
+
+enum class DType : uint8_t { F32 = 0, F16 = 1, BF16 = 2, I32 = 3 };
+const char *toString(DType t);
+uint64_t byteWidth(DType t);
+
+/// A dimension: a constant, or a run-time size of the step.
+enum class Symbol : uint8_t {
+  None = 0,   ///< the constant `value`
+  Tokens = 1, ///< tokens of the step, all sequences together
+  Batch = 2,  ///< sequences of the step
+};
+
+struct Dim {
+  Symbol symbol = Symbol::None;
+  int64_t value = 0;
+  static Dim constant(int64_t v) { return {Symbol::None, v}; }
+  static Dim tokens() { return {Symbol::Tokens, 0}; }
+  static Dim batch() { return {Symbol::Batch, 0}; }
+  bool operator==(const Dim &o) const {
+    return symbol == o.symbol && value == o.value;
+  }
+};
+
+/// Run-time sizes a plan is compiled for; buffers are planned at these.
+struct Limits {
+  int64_t maxTokens = 0;
+  int64_t maxBatch = 0;
+  bool operator==(const Limits &o) const {
+    return maxTokens == o.maxTokens && maxBatch == o.maxBatch;
+  }
+};
+
+enum class BufferKind : uint8_t {
+  Arena = 0,       ///< transient, at `arenaOffset` in the program's arena
+  Weight = 1,      ///< `weight` indexes Plan::weights
+  Input = 2,       ///< filled by the runtime before the step (token ids, ...)
+  Output = 3,      ///< read by the runtime after the step (logits, ...)
+  KvCache = 4,     ///< the paged KV cache
+  LinearState = 5, ///< the linear-attention state slots
+};
+const char *toString(BufferKind k);
+
+struct Buffer {
+  std::string name;
+  BufferKind kind = BufferKind::Arena;
+  DType dtype = DType::F32;
+  std::vector<Dim> shape;
+  uint64_t arenaOffset = 0; ///< Arena only
+  int32_t weight = -1;      ///< Weight only
+  bool operator==(const Buffer &o) const;
+};
+
+/// A static attribute of a launch (layer index, eps, variant parameters).
+using AttrValue = std::variant<int64_t, double, std::string,
+                               std::vector<int64_t>, std::vector<double>>;
+struct Attr {
+  std::string name;
+  AttrValue value;
+  bool operator==(const Attr &o) const {
+    return name == o.name && value == o.value;
+  }
+};
+
+struct Launch {
+  /// Kernel family ("rope_kv_write", "paged_decode_attention", "gemm", ...)
+  /// and its variant ("packed", "continuous", "tree"; empty when none).
+  std::string kernel;
+  std::string variant;
+  std::vector<Attr> attrs;
+  /// Indices into the program's buffers.
+  std::vector<int32_t> inputs;
+  std::vector<int32_t> outputs;
+  int32_t stream = 0;
+  bool operator==(const Launch &o) const;
+};
+
+/// Record after launch `from`, wait before launch `to` (indices into the
+/// program's launches; `from` < `to`, on different streams).
+struct Event {
+  int32_t from = 0;
+  int32_t to = 0;
+  bool operator==(const Event &o) const {
+    return from == o.from && to == o.to;
+  }
+};
+
+struct Program {
+  /// "prefill", "extend", "decode" or "verify".
+  std::string phase;
+  int32_t numStreams = 1;
+  uint64_t arenaBytes = 0;
+  std::vector<Buffer> buffers;
+  /// In host issue order.
+  std::vector<Launch> launches;
+  std::vector<Event> events;
+  bool operator==(const Program &o) const;
+};
+
+/// A weight as stored on the device. Packed weights (fused QKV, gate/up)
+/// list the checkpoint tensors concatenated along dimension 0, in order.
+struct Weight {
+  std::string name;
+  DType dtype = DType::BF16;
+  std::vector<int64_t> shape;
+  std::vector<std::string> packedFrom;
+  bool operator==(const Weight &o) const {
+    return name == o.name && dtype == o.dtype && shape == o.shape &&
+           packedFrom == o.packedFrom;
+  }
+};
+
+struct KvCacheDesc {
+  int64_t layers = 0; ///< 0: the model has no softmax layer
+  int64_t kvHeads = 0;
+  int64_t headDim = 0;
+  int64_t blockSize = 0;
+  DType dtype = DType::BF16;
+  bool operator==(const KvCacheDesc &o) const {
+    return layers == o.layers && kvHeads == o.kvHeads &&
+           headDim == o.headDim && blockSize == o.blockSize &&
+           dtype == o.dtype;
+  }
+};
+
+struct LinearStateDesc {
+  int64_t layers = 0; ///< 0: the model has no linear-attention layer
+  int64_t heads = 0;
+  int64_t keyDim = 0;
+  int64_t valueDim = 0; ///< always fp32
+  bool operator==(const LinearStateDesc &o) const {
+    return layers == o.layers && heads == o.heads && keyDim == o.keyDim &&
+           valueDim == o.valueDim;
+  }
+};
+
+struct Plan {
+  std::string modelName;
+  /// The model file's weight source: seed for random weights.
+  uint64_t weightSeed = 0;
+  int64_t vocabSize = 0;
+  Limits limits;
+  KvCacheDesc kvCache;
+  LinearStateDesc linearState;
+  std::vector<Weight> weights;
+  std::vector<Program> programs;
+  bool operator==(const Plan &o) const;
+};
+
+/// Number of elements of `shape` at the given step sizes.
+int64_t numElements(const std::vector<Dim> &shape, int64_t tokens,
+                    int64_t batch);
+
+/// Structural checks a reader applies after decoding: indices in range,
+/// events between distinct streams and forward in issue order, arena
+/// buffers inside the arena at the limits. Empty when valid.
+std::string validatePlan(const Plan &plan);
+
+} // namespace strata::plan
+
+#endif // STRATA_RUNTIME_PLAN_PLAN_H

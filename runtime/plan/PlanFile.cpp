@@ -1,0 +1,446 @@
+#include "runtime/plan/PlanFile.h"
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace strata::plan {
+
+namespace {
+
+constexpr char kMagic[8] = {'S', 'T', 'R', 'A', 'T', 'A', 'P', 'L'};
+
+// Every count in the payload is bounded by what the remaining bytes could
+// hold, so a corrupt count fails cleanly instead of allocating gigabytes.
+class Writer {
+public:
+  void u8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void u32(uint32_t v) { raw(&v, 4); }
+  void u64(uint64_t v) { raw(&v, 8); }
+  void i32(int32_t v) { raw(&v, 4); }
+  void i64(int64_t v) { raw(&v, 8); }
+  void f64(double v) { raw(&v, 8); }
+  void str(const std::string &s) {
+    u32(static_cast<uint32_t>(s.size()));
+    out_.append(s);
+  }
+  void count(size_t n) { u32(static_cast<uint32_t>(n)); }
+  std::string &bytes() { return out_; }
+
+private:
+  // The format is little-endian, as every platform strata runs on.
+  void raw(const void *p, size_t n) {
+    out_.append(static_cast<const char *>(p), n);
+  }
+  std::string out_;
+};
+
+class Reader {
+public:
+  Reader(const char *data, size_t size) : data_(data), size_(size) {}
+
+  bool failed() const { return !error_.empty(); }
+  const std::string &error() const { return error_; }
+
+  uint8_t u8(const char *what) {
+    uint8_t v = 0;
+    raw(&v, 1, what);
+    return v;
+  }
+  uint32_t u32(const char *what) {
+    uint32_t v = 0;
+    raw(&v, 4, what);
+    return v;
+  }
+  uint64_t u64(const char *what) {
+    uint64_t v = 0;
+    raw(&v, 8, what);
+    return v;
+  }
+  int32_t i32(const char *what) {
+    int32_t v = 0;
+    raw(&v, 4, what);
+    return v;
+  }
+  int64_t i64(const char *what) {
+    int64_t v = 0;
+    raw(&v, 8, what);
+    return v;
+  }
+  double f64(const char *what) {
+    double v = 0;
+    raw(&v, 8, what);
+    return v;
+  }
+  std::string str(const char *what) {
+    uint32_t n = count(what, 1);
+    if (failed())
+      return "";
+    std::string s(data_ + pos_, n);
+    pos_ += n;
+    return s;
+  }
+  /// A count of items of at least `minItemBytes` each.
+  uint32_t count(const char *what, size_t minItemBytes) {
+    uint32_t n = u32(what);
+    if (!failed() && static_cast<uint64_t>(n) * minItemBytes > size_ - pos_)
+      fail(std::string("count of ") + what + " (" + std::to_string(n) +
+           ") exceeds the remaining payload");
+    return failed() ? 0 : n;
+  }
+  template <typename E> E enumValue(const char *what, uint8_t max) {
+    uint8_t v = u8(what);
+    if (!failed() && v > max)
+      fail(std::string("invalid ") + what + " code " + std::to_string(v));
+    return static_cast<E>(v);
+  }
+  bool atEnd() const { return pos_ == size_; }
+  size_t position() const { return pos_; }
+  void fail(const std::string &message) {
+    if (error_.empty())
+      error_ = message + " (payload byte " + std::to_string(pos_) + ")";
+  }
+
+private:
+  void raw(void *p, size_t n, const char *what) {
+    if (failed())
+      return;
+    if (size_ - pos_ < n) {
+      fail(std::string("payload ends inside ") + what);
+      return;
+    }
+    std::memcpy(p, data_ + pos_, n);
+    pos_ += n;
+  }
+  const char *data_;
+  size_t size_;
+  size_t pos_ = 0;
+  std::string error_;
+};
+
+void writeDims(Writer &w, const std::vector<Dim> &dims) {
+  w.count(dims.size());
+  for (const Dim &d : dims) {
+    w.u8(static_cast<uint8_t>(d.symbol));
+    w.i64(d.value);
+  }
+}
+
+std::vector<Dim> readDims(Reader &r) {
+  std::vector<Dim> dims(r.count("dimensions", 9));
+  for (Dim &d : dims) {
+    d.symbol = r.enumValue<Symbol>("dimension symbol", 2);
+    d.value = r.i64("dimension");
+  }
+  return dims;
+}
+
+enum AttrTag : uint8_t { kInt, kFloat, kString, kInts, kFloats };
+
+void writeAttr(Writer &w, const Attr &a) {
+  w.str(a.name);
+  w.u8(static_cast<uint8_t>(a.value.index()));
+  switch (a.value.index()) {
+  case kInt:
+    w.i64(std::get<int64_t>(a.value));
+    break;
+  case kFloat:
+    w.f64(std::get<double>(a.value));
+    break;
+  case kString:
+    w.str(std::get<std::string>(a.value));
+    break;
+  case kInts:
+    w.count(std::get<std::vector<int64_t>>(a.value).size());
+    for (int64_t v : std::get<std::vector<int64_t>>(a.value))
+      w.i64(v);
+    break;
+  case kFloats:
+    w.count(std::get<std::vector<double>>(a.value).size());
+    for (double v : std::get<std::vector<double>>(a.value))
+      w.f64(v);
+    break;
+  }
+}
+
+Attr readAttr(Reader &r) {
+  Attr a;
+  a.name = r.str("attribute name");
+  switch (r.enumValue<AttrTag>("attribute kind", kFloats)) {
+  case kInt:
+    a.value = r.i64("attribute");
+    break;
+  case kFloat:
+    a.value = r.f64("attribute");
+    break;
+  case kString:
+    a.value = r.str("attribute");
+    break;
+  case kInts: {
+    std::vector<int64_t> v(r.count("attribute values", 8));
+    for (int64_t &x : v)
+      x = r.i64("attribute value");
+    a.value = v;
+    break;
+  }
+  case kFloats: {
+    std::vector<double> v(r.count("attribute values", 8));
+    for (double &x : v)
+      x = r.f64("attribute value");
+    a.value = v;
+    break;
+  }
+  }
+  return a;
+}
+
+void writeIndices(Writer &w, const std::vector<int32_t> &v) {
+  w.count(v.size());
+  for (int32_t x : v)
+    w.i32(x);
+}
+
+std::vector<int32_t> readIndices(Reader &r, const char *what) {
+  std::vector<int32_t> v(r.count(what, 4));
+  for (int32_t &x : v)
+    x = r.i32(what);
+  return v;
+}
+
+void writeProgram(Writer &w, const Program &p) {
+  w.str(p.phase);
+  w.i32(p.numStreams);
+  w.u64(p.arenaBytes);
+  w.count(p.buffers.size());
+  for (const Buffer &b : p.buffers) {
+    w.str(b.name);
+    w.u8(static_cast<uint8_t>(b.kind));
+    w.u8(static_cast<uint8_t>(b.dtype));
+    writeDims(w, b.shape);
+    w.u64(b.arenaOffset);
+    w.i32(b.weight);
+  }
+  w.count(p.launches.size());
+  for (const Launch &l : p.launches) {
+    w.str(l.kernel);
+    w.str(l.variant);
+    w.count(l.attrs.size());
+    for (const Attr &a : l.attrs)
+      writeAttr(w, a);
+    writeIndices(w, l.inputs);
+    writeIndices(w, l.outputs);
+    w.i32(l.stream);
+  }
+  w.count(p.events.size());
+  for (const Event &e : p.events) {
+    w.i32(e.from);
+    w.i32(e.to);
+  }
+}
+
+Program readProgram(Reader &r) {
+  Program p;
+  p.phase = r.str("phase name");
+  p.numStreams = r.i32("stream count");
+  p.arenaBytes = r.u64("arena size");
+  p.buffers.resize(r.count("buffers", 22));
+  for (Buffer &b : p.buffers) {
+    b.name = r.str("buffer name");
+    b.kind = r.enumValue<BufferKind>("buffer kind", 5);
+    b.dtype = r.enumValue<DType>("dtype", 3);
+    b.shape = readDims(r);
+    b.arenaOffset = r.u64("arena offset");
+    b.weight = r.i32("weight index");
+  }
+  p.launches.resize(r.count("launches", 24));
+  for (Launch &l : p.launches) {
+    l.kernel = r.str("kernel name");
+    l.variant = r.str("kernel variant");
+    l.attrs.resize(r.count("attributes", 6));
+    for (Attr &a : l.attrs)
+      a = readAttr(r);
+    l.inputs = readIndices(r, "launch inputs");
+    l.outputs = readIndices(r, "launch outputs");
+    l.stream = r.i32("launch stream");
+  }
+  p.events.resize(r.count("events", 8));
+  for (Event &e : p.events) {
+    e.from = r.i32("event source");
+    e.to = r.i32("event target");
+  }
+  return p;
+}
+
+void putU32(char *p, uint32_t v) { std::memcpy(p, &v, 4); }
+void putU64(char *p, uint64_t v) { std::memcpy(p, &v, 8); }
+uint32_t getU32(const char *p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+uint64_t getU64(const char *p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+} // namespace
+
+uint32_t crc32(const void *data, size_t size) {
+  static const std::array<uint32_t, 256> table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k)
+        c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  uint32_t c = 0xFFFFFFFFu;
+  const auto *p = static_cast<const unsigned char *>(data);
+  for (size_t i = 0; i < size; ++i)
+    c = table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+std::string serializePlan(const Plan &plan) {
+  Writer w;
+  w.str(plan.modelName);
+  w.u64(plan.weightSeed);
+  w.i64(plan.vocabSize);
+  w.i64(plan.limits.maxTokens);
+  w.i64(plan.limits.maxBatch);
+  const KvCacheDesc &kv = plan.kvCache;
+  w.i64(kv.layers);
+  w.i64(kv.kvHeads);
+  w.i64(kv.headDim);
+  w.i64(kv.blockSize);
+  w.u8(static_cast<uint8_t>(kv.dtype));
+  const LinearStateDesc &ls = plan.linearState;
+  w.i64(ls.layers);
+  w.i64(ls.heads);
+  w.i64(ls.keyDim);
+  w.i64(ls.valueDim);
+  w.count(plan.weights.size());
+  for (const Weight &wt : plan.weights) {
+    w.str(wt.name);
+    w.u8(static_cast<uint8_t>(wt.dtype));
+    w.count(wt.shape.size());
+    for (int64_t d : wt.shape)
+      w.i64(d);
+    w.count(wt.packedFrom.size());
+    for (const std::string &s : wt.packedFrom)
+      w.str(s);
+  }
+  w.count(plan.programs.size());
+  for (const Program &p : plan.programs)
+    writeProgram(w, p);
+
+  const std::string &payload = w.bytes();
+  std::string file(kPlanHeaderBytes, '\0');
+  std::memcpy(&file[0], kMagic, 8);
+  putU32(&file[8], kPlanFormatVersion);
+  putU64(&file[16], payload.size());
+  putU32(&file[24], crc32(payload.data(), payload.size()));
+  return file + payload;
+}
+
+bool deserializePlan(const std::string &bytes, const std::string &name,
+                     Plan &plan, std::string &error) {
+  auto fail = [&](const std::string &message) {
+    error = name + ": error: " + message;
+    return false;
+  };
+  if (bytes.size() < 8 || std::memcmp(bytes.data(), kMagic, 8) != 0)
+    return fail("not a strata plan (missing the STRATAPL signature)");
+  if (bytes.size() < kPlanHeaderBytes)
+    return fail("plan is truncated: " + std::to_string(bytes.size()) +
+                " bytes, shorter than the " +
+                std::to_string(kPlanHeaderBytes) + "-byte header");
+  uint32_t version = getU32(&bytes[8]);
+  if (version != kPlanFormatVersion)
+    return fail("plan format version " + std::to_string(version) +
+                " is not supported; this build reads version " +
+                std::to_string(kPlanFormatVersion) +
+                " (recompile the model with this strata)");
+  uint64_t payloadBytes = getU64(&bytes[16]);
+  uint64_t actual = bytes.size() - kPlanHeaderBytes;
+  if (actual < payloadBytes)
+    return fail("plan is truncated: header says " +
+                std::to_string(payloadBytes) + " payload bytes, file has " +
+                std::to_string(actual));
+  if (actual > payloadBytes)
+    return fail("plan has " + std::to_string(actual - payloadBytes) +
+                " unexpected bytes after its payload");
+  const char *payload = bytes.data() + kPlanHeaderBytes;
+  if (crc32(payload, payloadBytes) != getU32(&bytes[24]))
+    return fail("plan is corrupt: payload checksum mismatch");
+
+  Reader r(payload, payloadBytes);
+  Plan p;
+  p.modelName = r.str("model name");
+  p.weightSeed = r.u64("weight seed");
+  p.vocabSize = r.i64("vocab size");
+  p.limits.maxTokens = r.i64("max tokens");
+  p.limits.maxBatch = r.i64("max batch");
+  p.kvCache.layers = r.i64("KV cache layers");
+  p.kvCache.kvHeads = r.i64("KV heads");
+  p.kvCache.headDim = r.i64("KV head dim");
+  p.kvCache.blockSize = r.i64("KV block size");
+  p.kvCache.dtype = r.enumValue<DType>("KV dtype", 3);
+  p.linearState.layers = r.i64("linear state layers");
+  p.linearState.heads = r.i64("linear state heads");
+  p.linearState.keyDim = r.i64("linear state key dim");
+  p.linearState.valueDim = r.i64("linear state value dim");
+  p.weights.resize(r.count("weights", 13));
+  for (Weight &wt : p.weights) {
+    wt.name = r.str("weight name");
+    wt.dtype = r.enumValue<DType>("weight dtype", 3);
+    wt.shape.resize(r.count("weight dimensions", 8));
+    for (int64_t &d : wt.shape)
+      d = r.i64("weight dimension");
+    wt.packedFrom.resize(r.count("packed sources", 4));
+    for (std::string &s : wt.packedFrom)
+      s = r.str("packed source");
+  }
+  p.programs.resize(r.count("programs", 24));
+  for (Program &prog : p.programs)
+    prog = readProgram(r);
+  if (!r.failed() && !r.atEnd())
+    r.fail("payload has trailing bytes");
+  if (r.failed())
+    return fail("plan is malformed: " + r.error());
+  if (std::string invalid = validatePlan(p); !invalid.empty())
+    return fail("plan is invalid: " + invalid);
+  plan = std::move(p);
+  return true;
+}
+
+bool writePlanFile(const Plan &plan, const std::string &path,
+                   std::string &error) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  std::string bytes = serializePlan(plan);
+  if (!out || !out.write(bytes.data(), bytes.size())) {
+    error = path + ": error: cannot write the plan file";
+    return false;
+  }
+  return true;
+}
+
+bool readPlanFile(const std::string &path, Plan &plan, std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = path + ": error: cannot open plan file: " +
+            std::string(std::strerror(errno));
+    return false;
+  }
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  return deserializePlan(bytes, path, plan, error);
+}
+
+} // namespace strata::plan

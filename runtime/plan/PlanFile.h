@@ -1,0 +1,34 @@
+// Reading and writing plan files (docs/plan-format.md).
+//
+// The file is a fixed header (magic, format version, payload size, CRC-32
+// of the payload) followed by the payload, a little-endian encoding of the
+// Plan struct. Readers reject, each with its own message: a file that is not
+// a plan, another format version, a truncated or overlong file, a payload
+// whose checksum does not match, and a payload that decodes to an invalid
+// plan (validatePlan). No exceptions: functions return false and set error.
+#ifndef STRATA_RUNTIME_PLAN_PLANFILE_H
+#define STRATA_RUNTIME_PLAN_PLANFILE_H
+
+#include "runtime/plan/Plan.h"
+
+#include <string>
+
+namespace strata::plan {
+
+/// Size of the fixed header in bytes.
+constexpr size_t kPlanHeaderBytes = 32;
+
+std::string serializePlan(const Plan &plan);
+/// `name` prefixes error messages ("model.splan: error: ...").
+bool deserializePlan(const std::string &bytes, const std::string &name,
+                     Plan &plan, std::string &error);
+
+bool writePlanFile(const Plan &plan, const std::string &path,
+                   std::string &error);
+bool readPlanFile(const std::string &path, Plan &plan, std::string &error);
+
+uint32_t crc32(const void *data, size_t size);
+
+} // namespace strata::plan
+
+#endif // STRATA_RUNTIME_PLAN_PLANFILE_H

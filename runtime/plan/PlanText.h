@@ -1,0 +1,20 @@
+// Human-readable description of a plan, for `strata inspect`: the model's
+// caches, the weights, and per program the launches of each stream in issue
+// order with their buffers, the events, and the arena's peak size.
+#ifndef STRATA_RUNTIME_PLAN_PLANTEXT_H
+#define STRATA_RUNTIME_PLAN_PLANTEXT_H
+
+#include "runtime/plan/Plan.h"
+
+#include <string>
+
+namespace strata::plan {
+
+std::string describePlan(const Plan &plan);
+
+/// "[tokens, 4096]"
+std::string formatShape(const std::vector<Dim> &shape);
+
+} // namespace strata::plan
+
+#endif // STRATA_RUNTIME_PLAN_PLANTEXT_H
