@@ -4,9 +4,17 @@
 
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cstdio>
+
 using namespace mlir;
 
 namespace strata::verify {
+
+std::string formatDouble(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", value);
+  return buffer;
+}
 
 LogicalResult checkDim(Operation *op, const Twine &aName, int64_t a,
                        const Twine &bName, int64_t b) {
@@ -40,7 +48,8 @@ LogicalResult checkPositive(Operation *op, StringRef name, int64_t value) {
 LogicalResult checkPositive(Operation *op, StringRef name, double value) {
   if (value > 0.0)
     return success();
-  return op->emitOpError() << name << " must be positive, got " << value;
+  return op->emitOpError() << name << " must be positive, got "
+                           << formatDouble(value);
 }
 
 LogicalResult checkLayer(Operation *op, int64_t layer, StringRef stateName,
@@ -73,12 +82,12 @@ bool sameRanks(TypeRange lhs, TypeRange rhs) {
   return true;
 }
 
-LogicalResult checkNorm(Operation *op, RankedTensorType x,
-                        RankedTensorType weight, StringRef dimName,
-                        double eps) {
-  if (failed(checkDim(op, "weight size", weight.getDimSize(0),
-                      Twine("x ") + dimName, x.getDimSize(x.getRank() - 1))) ||
-      failed(checkElementType(op, "weight", weight, "x", x)))
+LogicalResult checkNorm(Operation *op, StringRef xName, RankedTensorType x,
+                        StringRef weightName, RankedTensorType weight,
+                        StringRef dimName, double eps) {
+  if (failed(checkDim(op, weightName + " size", weight.getDimSize(0),
+                      xName + " " + dimName, x.getDimSize(x.getRank() - 1))) ||
+      failed(checkElementType(op, weightName, weight, xName, x)))
     return failure();
   return checkPositive(op, "eps", eps);
 }
@@ -100,7 +109,8 @@ LogicalResult checkRope(Operation *op, const RopeParams &rope,
   case RopeScalingKind::None:
     // A factor without a scaling kind would be silently ignored.
     if (rope.scalingFactor != 1.0)
-      return op->emitOpError() << "scaling_factor " << rope.scalingFactor
+      return op->emitOpError() << "scaling_factor "
+                               << formatDouble(rope.scalingFactor)
                                << " given with scaling none";
     return success();
   case RopeScalingKind::Linear:
@@ -114,8 +124,9 @@ LogicalResult checkRope(Operation *op, const RopeParams &rope,
     // The interpolation band between the two wavelengths must be non-empty.
     if (rope.highFreqFactor <= rope.lowFreqFactor)
       return op->emitOpError()
-             << "high_freq_factor " << rope.highFreqFactor
-             << " must exceed low_freq_factor " << rope.lowFreqFactor;
+             << "high_freq_factor " << formatDouble(rope.highFreqFactor)
+             << " must exceed low_freq_factor "
+             << formatDouble(rope.lowFreqFactor);
     return success();
   }
   return success();
@@ -176,7 +187,8 @@ LogicalResult checkLinearAttention(Operation *op, RankedTensorType q,
     // A slope <= 0 would make the state grow without bound.
     if (slope <= 0.0)
       return op->emitOpError()
-             << "decay_slopes[" << i << "] must be positive, got " << slope;
+             << "decay_slopes[" << i << "] must be positive, got "
+             << formatDouble(slope);
   return success();
 }
 

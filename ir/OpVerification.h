@@ -15,6 +15,8 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/TypeRange.h"
 
+#include <string>
+
 namespace strata::verify {
 
 /// True when both sizes are static and differ; dynamic sizes (the token
@@ -27,6 +29,9 @@ inline bool differ(int64_t a, int64_t b) {
 inline mlir::RankedTensorType tensorType(mlir::Value v) {
   return v.getType().cast<mlir::RankedTensorType>();
 }
+
+/// Formats a double for messages: "8", "0.125", "1e-05".
+std::string formatDouble(double value);
 
 /// "<aName> <a> != <bName> <b>" when the static sizes differ.
 mlir::LogicalResult checkDim(mlir::Operation *op, const llvm::Twine &aName,
@@ -64,7 +69,9 @@ bool sameRanks(mlir::TypeRange lhs, mlir::TypeRange rhs);
 
 /// Norms over the last dimension of x: one weight per element of it
 /// (`dimName` names that dimension), same element type, eps > 0.
-mlir::LogicalResult checkNorm(mlir::Operation *op, mlir::RankedTensorType x,
+mlir::LogicalResult checkNorm(mlir::Operation *op, llvm::StringRef xName,
+                              mlir::RankedTensorType x,
+                              llvm::StringRef weightName,
                               mlir::RankedTensorType weight,
                               llvm::StringRef dimName, double eps);
 

@@ -114,10 +114,11 @@ LogicalResult RopeKVWriteOp::verify() {
   if (qNorm) {
     if (!getQkNormEps())
       return emitOpError("qk_norm_eps is required with q_norm/k_norm weights");
-    if (failed(checkNorm(*this, qkv, tensorType(qNorm), "head_dim",
-                         getQkNormEps()->convertToDouble())) ||
-        failed(checkNorm(*this, qkv, tensorType(kNorm), "head_dim",
-                         getQkNormEps()->convertToDouble())))
+    double eps = getQkNormEps()->convertToDouble();
+    if (failed(checkNorm(*this, "qkv", qkv, "q_norm", tensorType(qNorm),
+                         "head_dim", eps)) ||
+        failed(checkNorm(*this, "qkv", qkv, "k_norm", tensorType(kNorm),
+                         "head_dim", eps)))
       return failure();
   } else if (getQkNormEps()) {
     return emitOpError("qk_norm_eps given without q_norm/k_norm weights");
@@ -201,8 +202,9 @@ LogicalResult LightningDecodeOp::verify() { return verifyLightning(*this); }
 //===----------------------------------------------------------------------===//
 
 LogicalResult AddRMSNormOp::verify() {
-  return checkNorm(*this, tensorType(getX()), tensorType(getWeight()),
-                   "hidden size", getEps().convertToDouble());
+  return checkNorm(*this, "x", tensorType(getX()), "weight",
+                   tensorType(getWeight()), "hidden size",
+                   getEps().convertToDouble());
 }
 
 LogicalResult SwiGLUOp::verify() {

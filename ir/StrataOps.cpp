@@ -87,12 +87,14 @@ LogicalResult EmbeddingOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult RMSNormOp::verify() {
-  return checkNorm(*this, tensorType(getX()), tensorType(getWeight()),
+  return checkNorm(*this, "x", tensorType(getX()), "weight",
+                   tensorType(getWeight()),
                     "hidden size", getEps().convertToDouble());
 }
 
 LogicalResult HeadNormOp::verify() {
-  return checkNorm(*this, tensorType(getX()), tensorType(getWeight()),
+  return checkNorm(*this, "x", tensorType(getX()), "weight",
+                   tensorType(getWeight()),
                     "head_dim", getEps().convertToDouble());
 }
 
