@@ -1,0 +1,189 @@
+#include "kernels/cpu/RopeKvWriteRef.h"
+
+#include "kernels/cpu/HalfTypes.h"
+
+#include <cmath>
+#include <vector>
+
+namespace strata::kernels {
+
+namespace {
+
+float loadAct(ActDType type, const uint16_t *p) {
+  return type == ActDType::BF16 ? bf16BitsToFloat(*p) : f16BitsToFloat(*p);
+}
+
+uint16_t toAct(ActDType type, float f) {
+  return type == ActDType::BF16 ? floatToBf16Bits(f) : floatToF16Bits(f);
+}
+
+/// The cache row of (sequence b, slot, kvHead) in K or V, or null where the
+/// slot has no storage (the GPU kernel skips such writes the same way).
+uint16_t *cacheRow(const RopeKvArgs &a, int64_t b, int64_t slot,
+                   int64_t kvHead, bool isV) {
+  const KvCacheView &kv = a.cache;
+  int64_t headDim = a.dims.headDim;
+  if (slot < 0)
+    return nullptr;
+  if (kv.layout == KvCacheLayout::Contiguous) {
+    if (slot >= kv.capacity)
+      return nullptr;
+    int64_t row = ((b * 2 + (isV ? 1 : 0)) * a.dims.numKvHeads + kvHead) *
+                      kv.capacity +
+                  slot;
+    return static_cast<uint16_t *>(kv.k) + row * headDim;
+  }
+  int64_t logical = slot / kv.blockSize;
+  if (logical >= kv.maxBlocksPerSeq)
+    return nullptr;
+  int64_t block = kv.blockTables[b * kv.maxBlocksPerSeq + logical];
+  if (block < 0 || block >= kv.numBlocks)
+    return nullptr;
+  int64_t offset = block * a.pagedBlockStride() +
+                   (kvHead * kv.blockSize + slot % kv.blockSize) * headDim;
+  return static_cast<uint16_t *>(isV ? kv.v : kv.k) + offset;
+}
+
+/// RMSNorm (optional) and rotation of one q or k head, in place, in fp32.
+void normAndRotate(const RopeKvArgs &a, std::vector<float> &x,
+                   const uint16_t *normWeight, const float *cosSinRow) {
+  const RopeKvDims &d = a.dims;
+  if (normWeight) {
+    float sumSq = 0.0f;
+    for (float v : x)
+      sumSq += v * v;
+    float scale = 1.0f / std::sqrt(sumSq / d.headDim + a.qkNorm.eps);
+    for (int32_t i = 0; i < d.headDim; ++i)
+      x[i] = x[i] * scale * loadAct(d.dtype, normWeight + i);
+  }
+  int32_t half = d.rotaryDim / 2;
+  for (int32_t i = 0; i < half; ++i) {
+    float c = cosSinRow[i];
+    float s = cosSinRow[half + i];
+    int32_t i1 = d.pairing == RopePairingKind::Neox ? i : 2 * i;
+    int32_t i2 = d.pairing == RopePairingKind::Neox ? i + half : 2 * i + 1;
+    float x1 = x[i1];
+    float x2 = x[i2];
+    x[i1] = x1 * c - x2 * s;
+    x[i2] = x2 * c + x1 * s;
+  }
+}
+
+} // namespace
+
+Status ropeKvWriteRef(const RopeKvArgs &a) {
+  if (Status s = validateRopeKv(a); !s)
+    return s;
+  const RopeKvDims &d = a.dims;
+  const int64_t numHeads = a.numHeads();
+  const int64_t headDim = d.headDim;
+  const bool packed = a.variant == RopeKvVariant::Packed;
+  auto *qkv = static_cast<uint16_t *>(a.qkv);
+  auto *qOut = static_cast<uint16_t *>(a.qOut);
+  const auto *qWeight = static_cast<const uint16_t *>(a.qkNorm.qWeight);
+  const auto *kWeight = static_cast<const uint16_t *>(a.qkNorm.kWeight);
+  std::vector<float> x(headDim);
+
+  for (int64_t b = 0; b < d.batch; ++b) {
+    for (int64_t t = 0; t < d.seq; ++t) {
+      if (a.seqLens && t >= a.seqLens[b])
+        continue;
+      int64_t slot = packed ? t : int64_t(a.kvLens[b]) + t;
+      int64_t pos = a.variant == RopeKvVariant::Tree
+                        ? int64_t(a.posIds[b * d.seq + t])
+                        : slot;
+      if (pos < 0 || pos >= a.cosSin.maxPos)
+        continue;
+      int64_t table = a.cosSin.cacheBatch == 1 ? 0 : b;
+      const float *cosSinRow =
+          a.cosSin.data + (table * a.cosSin.maxPos + pos) * d.rotaryDim;
+      int64_t token = b * d.seq + t;
+
+      for (int64_t h = 0; h < numHeads; ++h) {
+        uint16_t *src = qkv + (token * numHeads + h) * headDim;
+        bool isQ = h < d.numQHeads;
+        bool isV = h >= d.numQHeads + d.numKvHeads;
+        int64_t kvHead = isV ? h - d.numQHeads - d.numKvHeads
+                             : h - d.numQHeads;
+        if (isV) {
+          if (uint16_t *dst = cacheRow(a, b, slot, kvHead, true))
+            for (int64_t i = 0; i < headDim; ++i)
+              dst[i] = src[i];
+          continue;
+        }
+        for (int64_t i = 0; i < headDim; ++i)
+          x[i] = loadAct(d.dtype, src + i);
+        normAndRotate(a, x, isQ ? qWeight : kWeight, cosSinRow);
+
+        uint16_t *dsts[2] = {nullptr, nullptr};
+        if (packed)
+          dsts[0] = src;
+        else if (isQ)
+          dsts[0] = qOut + (token * d.numQHeads + h) * headDim;
+        if (!isQ)
+          dsts[1] = cacheRow(a, b, slot, kvHead, false);
+        for (uint16_t *dst : dsts)
+          if (dst)
+            for (int64_t i = 0; i < headDim; ++i)
+              dst[i] = toAct(d.dtype, x[i]);
+      }
+    }
+  }
+  return Status::success();
+}
+
+Status ropeKvWritePackedRef(const RopeKvDims &dims, void *qkv,
+                            const CosSinCache &cosSin,
+                            const QkNormParams &qkNorm,
+                            const KvCacheView &cache, const int32_t *seqLens) {
+  RopeKvArgs a;
+  a.variant = RopeKvVariant::Packed;
+  a.dims = dims;
+  a.qkv = qkv;
+  a.seqLens = seqLens;
+  a.cosSin = cosSin;
+  a.qkNorm = qkNorm;
+  a.cache = cache;
+  return ropeKvWriteRef(a);
+}
+
+Status ropeKvWriteContinuousRef(const RopeKvDims &dims, const void *qkv,
+                                void *qOut, const int32_t *kvLens,
+                                const CosSinCache &cosSin,
+                                const QkNormParams &qkNorm,
+                                const KvCacheView &cache,
+                                const int32_t *seqLens) {
+  RopeKvArgs a;
+  a.variant = RopeKvVariant::Continuous;
+  a.dims = dims;
+  // Read only: the continuous variant never writes qkv.
+  a.qkv = const_cast<void *>(qkv);
+  a.qOut = qOut;
+  a.kvLens = kvLens;
+  a.seqLens = seqLens;
+  a.cosSin = cosSin;
+  a.qkNorm = qkNorm;
+  a.cache = cache;
+  return ropeKvWriteRef(a);
+}
+
+Status ropeKvWriteTreeRef(const RopeKvDims &dims, const void *qkv, void *qOut,
+                          const int32_t *kvLens, const int32_t *posIds,
+                          const CosSinCache &cosSin,
+                          const QkNormParams &qkNorm, const KvCacheView &cache,
+                          const int32_t *seqLens) {
+  RopeKvArgs a;
+  a.variant = RopeKvVariant::Tree;
+  a.dims = dims;
+  a.qkv = const_cast<void *>(qkv);
+  a.qOut = qOut;
+  a.kvLens = kvLens;
+  a.posIds = posIds;
+  a.seqLens = seqLens;
+  a.cosSin = cosSin;
+  a.qkNorm = qkNorm;
+  a.cache = cache;
+  return ropeKvWriteRef(a);
+}
+
+} // namespace strata::kernels
