@@ -1,0 +1,246 @@
+// rope_kv_write benchmarks: every variant and cache layout at prefill sizes
+// (Llama-3-8B-like heads: 32 q / 8 kv, headDim 128, bf16), and decode steps
+// (one token per sequence) at batch 1..64.
+//
+// Bytes counted per token: qkv read once ((Hq + 2 Hkv) * D * 2), the rotated
+// outputs written once (packed: q and k in place plus K and V to the cache;
+// continuous/tree: q out plus K and V), one cos/sin row (rotaryDim * 4), and
+// the int32 index reads (kvLens, posIds, block-table entries). The kernel
+// reads and writes, so the copy ceiling (4.25 TB/s) applies.
+#include "bench/BenchCases.h"
+#include "kernels/common/RopeCosSin.h"
+#include "kernels/rope_kv/RopeKvWrite.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+namespace strata::bench {
+
+using namespace strata::kernels;
+
+namespace {
+
+struct Shape {
+  RopeKvVariant variant;
+  KvCacheLayout layout;
+  int64_t batch, seq;
+  int64_t cached; // tokens already in the cache (continuous/tree)
+  bool qkNorm = false;
+  int32_t hq = 32, hkv = 8, headDim = 128, rotaryDim = 128;
+  int64_t blockSize = 16;
+
+  int64_t heads() const { return hq + 2 * int64_t(hkv); }
+  int64_t tokens() const { return batch * seq; }
+  int64_t slotsPerSeq() const { return cached + seq; }
+  std::string text() const {
+    std::ostringstream os;
+    os << "b" << batch << " x " << seq << " tok, " << hq << "/" << hkv
+       << " heads, D" << headDim << ", cached " << cached
+       << (layout == KvCacheLayout::Paged ? ", paged 16" : ", contiguous")
+       << (qkNorm ? ", qk-norm" : "");
+    return os.str();
+  }
+  double bytes() const {
+    const double e = 2; // bf16
+    const double t = double(tokens());
+    const bool packed = variant == RopeKvVariant::Packed;
+    double read = t * heads() * headDim * e + t * rotaryDim * 4.0;
+    if (!packed)
+      read += batch * 4.0;
+    if (variant == RopeKvVariant::Tree)
+      read += t * 4.0;
+    if (layout == KvCacheLayout::Paged)
+      read += batch * double((seq + blockSize - 1) / blockSize + 1) * 4.0;
+    if (qkNorm)
+      read += 2.0 * headDim * e;
+    double written = t * (packed ? hq + hkv : hq) * headDim * e +
+                     t * 2.0 * hkv * headDim * e;
+    return read + written;
+  }
+};
+
+template <typename T> T *deviceAlloc(size_t count) {
+  T *p = nullptr;
+  BENCH_CUDA(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T)));
+  return p;
+}
+
+/// One set of device inputs and outputs for a shape; several are rotated
+/// through so that each launch reads from DRAM, not from L2.
+struct InputSet {
+  uint16_t *qkv = nullptr, *qOut = nullptr, *k = nullptr, *v = nullptr;
+  int32_t *kvLens = nullptr, *posIds = nullptr, *blockTables = nullptr;
+  int64_t numBlocks = 0, maxBlocks = 0, capacity = 0;
+
+  InputSet(const Shape &s, const std::vector<uint16_t> &qkvHost,
+           std::mt19937_64 &rng) {
+    qkv = deviceAlloc<uint16_t>(qkvHost.size());
+    BENCH_CUDA(cudaMemcpy(qkv, qkvHost.data(), qkvHost.size() * 2,
+                          cudaMemcpyHostToDevice));
+    qOut = deviceAlloc<uint16_t>(s.tokens() * s.hq * s.headDim);
+    std::vector<int32_t> lens(s.batch, int32_t(s.cached)), pos(s.tokens());
+    for (int64_t b = 0; b < s.batch; ++b)
+      for (int64_t t = 0; t < s.seq; ++t)
+        pos[b * s.seq + t] = int32_t(s.cached + t);
+    kvLens = upload(lens);
+    posIds = upload(pos);
+    if (s.layout == KvCacheLayout::Paged) {
+      maxBlocks = (s.slotsPerSeq() + s.blockSize - 1) / s.blockSize;
+      numBlocks = s.batch * maxBlocks;
+      std::vector<int32_t> ids(numBlocks);
+      std::iota(ids.begin(), ids.end(), 0);
+      std::shuffle(ids.begin(), ids.end(), rng); // pages are scattered
+      blockTables = upload(ids);
+      size_t pool = size_t(numBlocks) * s.hkv * s.blockSize * s.headDim;
+      k = deviceAlloc<uint16_t>(pool);
+      v = deviceAlloc<uint16_t>(pool);
+    } else {
+      capacity = s.slotsPerSeq();
+      k = deviceAlloc<uint16_t>(size_t(s.batch) * 2 * s.hkv * capacity *
+                                s.headDim);
+    }
+  }
+  ~InputSet() {
+    for (void *p : {(void *)qkv, (void *)qOut, (void *)k, (void *)v,
+                    (void *)kvLens, (void *)posIds, (void *)blockTables})
+      cudaFree(p);
+  }
+  static int32_t *upload(const std::vector<int32_t> &host) {
+    int32_t *p = deviceAlloc<int32_t>(host.size());
+    BENCH_CUDA(cudaMemcpy(p, host.data(), host.size() * 4,
+                          cudaMemcpyHostToDevice));
+    return p;
+  }
+  KvCacheView view(const Shape &s) const {
+    return s.layout == KvCacheLayout::Paged
+               ? KvCacheView::paged(k, v, numBlocks, s.blockSize, blockTables,
+                                    maxBlocks)
+               : KvCacheView::contiguous(k, capacity);
+  }
+};
+
+void launch(const Shape &s, const InputSet &in, const CosSinCache &cs,
+            const QkNormParams &norm, cudaStream_t stream) {
+  RopeKvDims d;
+  d.batch = s.batch;
+  d.seq = s.seq;
+  d.numQHeads = s.hq;
+  d.numKvHeads = s.hkv;
+  d.headDim = s.headDim;
+  d.rotaryDim = s.rotaryDim;
+  d.dtype = ActDType::BF16;
+  Status st;
+  switch (s.variant) {
+  case RopeKvVariant::Packed:
+    st = ropeKvWritePacked(d, in.qkv, cs, norm, in.view(s), nullptr, stream);
+    break;
+  case RopeKvVariant::Continuous:
+    st = ropeKvWriteContinuous(d, in.qkv, in.qOut, in.kvLens, cs, norm,
+                               in.view(s), nullptr, stream);
+    break;
+  case RopeKvVariant::Tree:
+    st = ropeKvWriteTree(d, in.qkv, in.qOut, in.kvLens, in.posIds, cs, norm,
+                         in.view(s), nullptr, stream);
+    break;
+  }
+  if (!st) {
+    std::fprintf(stderr, "error: %s\n", st.message().c_str());
+    std::exit(1);
+  }
+}
+
+void runShape(const Shape &s, bool decode, const BenchOptions &options,
+              BenchReport &report) {
+  std::string name = std::string("rope_kv ") + ropeKvVariantName(s.variant) +
+                     (decode ? " decode" : "");
+  if (!options.wants(name))
+    return;
+  std::mt19937_64 rng(42);
+  // Random bf16 in +-[0.25, 2): never zeros, which could run faster.
+  std::vector<uint16_t> qkvHost(size_t(s.tokens() * s.heads() * s.headDim));
+  std::uniform_int_distribution<uint32_t> bits(0x3e80, 0x3fff);
+  for (auto &x : qkvHost)
+    x = uint16_t(bits(rng) | ((rng() & 1) << 15));
+
+  RopeTableSpec spec;
+  spec.theta = 500000.0;
+  spec.rotaryDim = s.rotaryDim;
+  spec.maxPos = s.slotsPerSeq();
+  std::vector<float> table;
+  if (Status st = buildRopeCosSin(spec, table); !st) {
+    std::fprintf(stderr, "error: %s\n", st.message().c_str());
+    std::exit(1);
+  }
+  float *tableDev = deviceAlloc<float>(table.size());
+  BENCH_CUDA(cudaMemcpy(tableDev, table.data(), table.size() * 4,
+                        cudaMemcpyHostToDevice));
+  CosSinCache cs{tableDev, 1, spec.maxPos};
+  std::vector<uint16_t> ones(s.headDim, 0x3f80);
+  uint16_t *weights = deviceAlloc<uint16_t>(2 * s.headDim);
+  BENCH_CUDA(cudaMemcpy(weights, ones.data(), s.headDim * 2,
+                        cudaMemcpyHostToDevice));
+  BENCH_CUDA(cudaMemcpy(weights + s.headDim, ones.data(), s.headDim * 2,
+                        cudaMemcpyHostToDevice));
+  QkNormParams norm;
+  if (s.qkNorm)
+    norm = {weights, weights + s.headDim, 1e-6f};
+
+  int sets = decode ? 1 : rotatingSets(s.bytes());
+  std::vector<std::unique_ptr<InputSet>> in;
+  for (int i = 0; i < sets; ++i)
+    in.push_back(std::make_unique<InputSet>(s, qkvHost, rng));
+  cudaStream_t stream;
+  BENCH_CUDA(cudaStreamCreate(&stream));
+  auto run = [&](int i) { launch(s, *in[i % sets], cs, norm, stream); };
+
+  BenchRow row;
+  row.name = name;
+  row.shape = s.text();
+  row.bytes = s.bytes();
+  if (decode) {
+    row.us = graphMedianUsPerCall(stream, 100, options.iters(50), run);
+    row.note = "target <= 3 us/call; CUDA graph of 100 calls, per call";
+    report.add(row);
+    row.us = medianUs(stream, 10, options.iters(200), run);
+    row.note = "single launch between events (includes launch latency)";
+    report.add(row);
+  } else {
+    row.us = medianUs(stream, 10, options.iters(300), run);
+    row.note = "target >= 3.2 TB/s; " + std::to_string(sets) +
+               " rotating input sets";
+    report.add(row);
+  }
+  BENCH_CUDA(cudaStreamSynchronize(stream));
+  BENCH_CUDA(cudaStreamDestroy(stream));
+  in.clear();
+  BENCH_CUDA(cudaFree(tableDev));
+  BENCH_CUDA(cudaFree(weights));
+}
+
+} // namespace
+
+void runRopeKvBenches(const BenchOptions &options, BenchReport &report) {
+  for (int64_t batch : {1, 4})
+    for (RopeKvVariant v : {RopeKvVariant::Packed, RopeKvVariant::Continuous,
+                            RopeKvVariant::Tree})
+      for (KvCacheLayout layout :
+           {KvCacheLayout::Paged, KvCacheLayout::Contiguous}) {
+        Shape s{v, layout, batch, 4096, v == RopeKvVariant::Packed ? 0 : 512};
+        runShape(s, false, options, report);
+      }
+  Shape qwen{RopeKvVariant::Packed, KvCacheLayout::Paged, 1, 4096, 0, true};
+  runShape(qwen, false, options, report);
+  for (int64_t batch : {1, 8, 32, 64}) {
+    Shape s{RopeKvVariant::Continuous, KvCacheLayout::Paged, batch, 1, 4000};
+    runShape(s, true, options, report);
+  }
+  Shape tree{RopeKvVariant::Tree, KvCacheLayout::Paged, 16, 8, 4000};
+  runShape(tree, true, options, report);
+}
+
+} // namespace strata::bench

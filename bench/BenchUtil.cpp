@@ -1,0 +1,133 @@
+#include "bench/BenchUtil.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+namespace strata::bench {
+
+void checkCuda(cudaError_t err, const char *what) {
+  if (err == cudaSuccess)
+    return;
+  std::fprintf(stderr, "error: %s: %s\n", what, cudaGetErrorString(err));
+  std::exit(1);
+}
+
+void BenchReport::add(BenchRow row) { rows_.push_back(std::move(row)); }
+
+void BenchReport::printMarkdown() const {
+  std::printf("| case | shape | MB moved | time (us) | GB/s | ceiling | "
+              "of ceiling | note |\n");
+  std::printf("|---|---|---:|---:|---:|---|---:|---|\n");
+  for (const BenchRow &r : rows_)
+    std::printf("| %s | %s | %.2f | %.2f | %.0f | %s %.2f TB/s | %.1f%% | %s "
+                "|\n",
+                r.name.c_str(), r.shape.c_str(), r.bytes / 1e6, r.us, r.gbs(),
+                r.ceiling.c_str(),
+                (r.ceiling == "read" ? kReadCeilingGBs : kCopyCeilingGBs) /
+                    1e3,
+                100.0 * r.fraction(), r.note.c_str());
+}
+
+namespace {
+std::string jsonString(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+} // namespace
+
+bool BenchReport::writeJson(const std::string &path,
+                            const std::string &device) const {
+  std::ofstream os(path);
+  if (!os) {
+    std::fprintf(stderr, "error: cannot write %s\n", path.c_str());
+    return false;
+  }
+  os << "{\n  \"device\": " << jsonString(device) << ",\n  \"rows\": [\n";
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const BenchRow &r = rows_[i];
+    char numbers[256];
+    std::snprintf(numbers, sizeof(numbers),
+                  "\"bytes\": %.0f, \"us\": %.3f, \"gbs\": %.1f, "
+                  "\"fraction_of_ceiling\": %.4f",
+                  r.bytes, r.us, r.gbs(), r.fraction());
+    os << "    {\"name\": " << jsonString(r.name)
+       << ", \"shape\": " << jsonString(r.shape)
+       << ", \"ceiling\": " << jsonString(r.ceiling) << ", " << numbers
+       << ", \"note\": " << jsonString(r.note) << "}"
+       << (i + 1 < rows_.size() ? "," : "") << "\n";
+  }
+  os << "  ]\n}\n";
+  return bool(os);
+}
+
+namespace {
+double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (double(v[n / 2 - 1]) + v[n / 2]);
+}
+} // namespace
+
+double medianUs(cudaStream_t stream, int warmup, int iters,
+                const std::function<void(int)> &run) {
+  for (int i = 0; i < warmup; ++i)
+    run(i);
+  std::vector<cudaEvent_t> events(2 * iters);
+  for (auto &e : events)
+    BENCH_CUDA(cudaEventCreate(&e));
+  for (int i = 0; i < iters; ++i) {
+    BENCH_CUDA(cudaEventRecord(events[2 * i], stream));
+    run(warmup + i);
+    BENCH_CUDA(cudaEventRecord(events[2 * i + 1], stream));
+  }
+  BENCH_CUDA(cudaStreamSynchronize(stream));
+  std::vector<float> ms(iters);
+  for (int i = 0; i < iters; ++i)
+    BENCH_CUDA(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]));
+  for (auto &e : events)
+    BENCH_CUDA(cudaEventDestroy(e));
+  return median(ms) * 1e3;
+}
+
+double graphMedianUsPerCall(cudaStream_t stream, int perGraph, int iters,
+                            const std::function<void(int)> &run) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  BENCH_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < perGraph; ++i)
+    run(i);
+  BENCH_CUDA(cudaStreamEndCapture(stream, &graph));
+  BENCH_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  double us = medianUs(stream, 3, iters, [&](int) {
+    BENCH_CUDA(cudaGraphLaunch(exec, stream));
+  });
+  BENCH_CUDA(cudaGraphExecDestroy(exec));
+  BENCH_CUDA(cudaGraphDestroy(graph));
+  return us / perGraph;
+}
+
+int rotatingSets(double bytesPerSet, double minBytes) {
+  return std::max(2, int(std::ceil(minBytes / bytesPerSet)));
+}
+
+std::string deviceDescription() {
+  int dev = 0;
+  cudaDeviceProp prop{};
+  BENCH_CUDA(cudaGetDevice(&dev));
+  BENCH_CUDA(cudaGetDeviceProperties(&prop, dev));
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "%s (%d SMs, %.0f GB, L2 %d MB)", prop.name,
+                prop.multiProcessorCount, prop.totalGlobalMem / 1e9,
+                prop.l2CacheSize >> 20);
+  return buf;
+}
+
+} // namespace strata::bench
