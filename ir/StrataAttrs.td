@@ -28,7 +28,7 @@ def Strata_RopeVariant : I32EnumAttr<"RopeVariant",
 def Strata_RopeVariantAttr
     : EnumAttr<Strata_Dialect, Strata_RopeVariant, "rope_variant">;
 
-def Strata_RopePairing : I32EnumAttr<"RopePairing",
+def Strata_RopePairing : I32EnumAttr<"RopePairingKind",
     "how the two halves of a rotary pair are laid out in a head", [
       // Element i pairs with i + rotary_dim / 2 (Llama, Qwen, Mistral).
       I32EnumAttrCase<"Neox", 0, "neox">,
@@ -37,7 +37,7 @@ def Strata_RopePairing : I32EnumAttr<"RopePairing",
   let cppNamespace = "::strata";
   let genSpecializedAttr = 0;
 }
-def Strata_RopePairingAttr
+def Strata_RopePairingKindAttr
     : EnumAttr<Strata_Dialect, Strata_RopePairing, "rope_pairing">;
 
 def Strata_RopeScalingKind : I32EnumAttr<"RopeScalingKind",

@@ -173,7 +173,7 @@ def Strata_RopeOp : Strata_Op<"rope",
   }];
   let arguments = (ins Strata_Act3D:$x, Strata_TokenTensor:$positions,
       I64Attr:$rotary_dim, F64Attr:$theta,
-      Strata_RopePairingAttr:$pairing, Strata_RopeScalingKindAttr:$scaling,
+      Strata_RopePairingKindAttr:$pairing, Strata_RopeScalingKindAttr:$scaling,
       DefaultValuedAttr<F64Attr, "1.0">:$scaling_factor,
       DefaultValuedAttr<F64Attr, "1.0">:$low_freq_factor,
       DefaultValuedAttr<F64Attr, "4.0">:$high_freq_factor,
