@@ -15,8 +15,8 @@ void runReferenceBenches(const BenchOptions &options, BenchReport &report) {
   cudaStream_t stream;
   BENCH_CUDA(cudaStreamCreate(&stream));
   double us = medianUs(stream, 3, options.iters(30), [&](int) {
-    BENCH_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
-                               stream));
+    BENCH_CUDA(
+        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
   });
   BenchRow row;
   row.name = "copy (cudaMemcpy D2D)";

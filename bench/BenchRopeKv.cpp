@@ -112,8 +112,8 @@ struct InputSet {
   }
   static int32_t *upload(const std::vector<int32_t> &host) {
     int32_t *p = deviceAlloc<int32_t>(host.size());
-    BENCH_CUDA(cudaMemcpy(p, host.data(), host.size() * 4,
-                          cudaMemcpyHostToDevice));
+    BENCH_CUDA(
+        cudaMemcpy(p, host.data(), host.size() * 4, cudaMemcpyHostToDevice));
     return p;
   }
   KvCacheView view(const Shape &s) const {
@@ -182,8 +182,8 @@ void runShape(const Shape &s, bool decode, const BenchOptions &options,
   CosSinCache cs{tableDev, 1, spec.maxPos};
   std::vector<uint16_t> ones(s.headDim, 0x3f80);
   uint16_t *weights = deviceAlloc<uint16_t>(2 * s.headDim);
-  BENCH_CUDA(cudaMemcpy(weights, ones.data(), s.headDim * 2,
-                        cudaMemcpyHostToDevice));
+  BENCH_CUDA(
+      cudaMemcpy(weights, ones.data(), s.headDim * 2, cudaMemcpyHostToDevice));
   BENCH_CUDA(cudaMemcpy(weights + s.headDim, ones.data(), s.headDim * 2,
                         cudaMemcpyHostToDevice));
   QkNormParams norm;
@@ -211,8 +211,8 @@ void runShape(const Shape &s, bool decode, const BenchOptions &options,
     report.add(row);
   } else {
     row.us = medianUs(stream, 10, options.iters(300), run);
-    row.note = "target >= 3.2 TB/s; " + std::to_string(sets) +
-               " rotating input sets";
+    row.note =
+        "target >= 3.2 TB/s; " + std::to_string(sets) + " rotating input sets";
     report.add(row);
   }
   BENCH_CUDA(cudaStreamSynchronize(stream));

@@ -26,8 +26,7 @@ void BenchReport::printMarkdown() const {
                 "|\n",
                 r.name.c_str(), r.shape.c_str(), r.bytes / 1e6, r.us, r.gbs(),
                 r.ceiling.c_str(),
-                (r.ceiling == "read" ? kReadCeilingGBs : kCopyCeilingGBs) /
-                    1e3,
+                (r.ceiling == "read" ? kReadCeilingGBs : kCopyCeilingGBs) / 1e3,
                 100.0 * r.fraction(), r.note.c_str());
 }
 
@@ -106,9 +105,8 @@ double graphMedianUsPerCall(cudaStream_t stream, int perGraph, int iters,
     run(i);
   BENCH_CUDA(cudaStreamEndCapture(stream, &graph));
   BENCH_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-  double us = medianUs(stream, 3, iters, [&](int) {
-    BENCH_CUDA(cudaGraphLaunch(exec, stream));
-  });
+  double us = medianUs(stream, 3, iters,
+                       [&](int) { BENCH_CUDA(cudaGraphLaunch(exec, stream)); });
   BENCH_CUDA(cudaGraphExecDestroy(exec));
   BENCH_CUDA(cudaGraphDestroy(graph));
   return us / perGraph;

@@ -13,15 +13,15 @@ namespace strata::kernels {
 inline Status cudaStatus(cudaError_t err, const char *what) {
   if (err == cudaSuccess)
     return Status::success();
-  return Status::error(std::string(what) + ": " + cudaGetErrorName(err) +
-                       " (" + cudaGetErrorString(err) + ")");
+  return Status::error(std::string(what) + ": " + cudaGetErrorName(err) + " (" +
+                       cudaGetErrorString(err) + ")");
 }
 
 } // namespace strata::kernels
 
 /// Returns a failed Status from the enclosing function when `expr` is not
 /// cudaSuccess; `what` names the operation for the message.
-#define STRATA_CUDA_RETURN_IF_ERROR(expr, what)                               \
+#define STRATA_CUDA_RETURN_IF_ERROR(expr, what)                                \
   do {                                                                         \
     if (::strata::kernels::Status s_ =                                         \
             ::strata::kernels::cudaStatus((expr), (what));                     \

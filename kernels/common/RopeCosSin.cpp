@@ -15,8 +15,7 @@ Status checkSpec(const RopeTableSpec &spec) {
     return fail("rotaryDim " + std::to_string(spec.rotaryDim) +
                 " must be even and positive");
   if (spec.maxPos < 1)
-    return fail("maxPos " + std::to_string(spec.maxPos) +
-                " must be positive");
+    return fail("maxPos " + std::to_string(spec.maxPos) + " must be positive");
   if (!(spec.theta > 1.0) || !std::isfinite(spec.theta))
     return fail("theta must be a finite number above 1");
   const RopeScalingParams &s = spec.scaling;

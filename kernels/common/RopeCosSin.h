@@ -3,7 +3,8 @@
 //
 // Layout of one table, [maxPos, rotaryDim] fp32, row p:
 //   [0, rotaryDim/2)          cos(p * invFreq[i])   for i = column
-//   [rotaryDim/2, rotaryDim)  sin(p * invFreq[i])   for i = column - rotaryDim/2
+//   [rotaryDim/2, rotaryDim)  sin(p * invFreq[i])   for i = column -
+//   rotaryDim/2
 // so a row is 16-byte aligned whenever rotaryDim is a multiple of 4, and the
 // cos and sin of one pair sit rotaryDim/2 floats apart for either pairing.
 // A launch takes [cacheBatch, maxPos, rotaryDim]: cacheBatch 1 shares one

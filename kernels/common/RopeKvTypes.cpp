@@ -55,8 +55,7 @@ Status validateRopeKv(const RopeKvArgs &a) {
                   " must be a multiple of 8 in [8, 256]");
   if (d.rotaryDim < 16 || d.rotaryDim > d.headDim || d.rotaryDim % 16 != 0)
     return c.fail("rotaryDim ", d.rotaryDim,
-                  " must be a multiple of 16 in [16, headDim ", d.headDim,
-                  "]");
+                  " must be a multiple of 16 in [16, headDim ", d.headDim, "]");
   // The kernel numbers (token, head) pairs with 32-bit unsigned integers.
   if (d.batch > 0 && d.seq > (int64_t(1) << 31) / d.batch / a.numHeads())
     return c.fail("batch ", d.batch, " x seq ", d.seq, " x heads ",
@@ -123,8 +122,7 @@ Status validateRopeKv(const RopeKvArgs &a) {
                     minStride);
     if (packed && d.seq > kv.maxBlocksPerSeq * kv.blockSize)
       return c.fail("seq ", d.seq, " exceeds the block table's ",
-                    kv.maxBlocksPerSeq, " blocks of ", kv.blockSize,
-                    " tokens");
+                    kv.maxBlocksPerSeq, " blocks of ", kv.blockSize, " tokens");
   } else {
     if (!kv.k || !aligned16(kv.k))
       return c.fail("contiguous cache must be a non-null 16-byte aligned "
@@ -136,8 +134,7 @@ Status validateRopeKv(const RopeKvArgs &a) {
       return c.fail("contiguous cache capacity ", kv.capacity,
                     " must be positive");
     if (packed && d.seq > kv.capacity)
-      return c.fail("seq ", d.seq, " exceeds the cache capacity ",
-                    kv.capacity);
+      return c.fail("seq ", d.seq, " exceeds the cache capacity ", kv.capacity);
   }
   return Status::success();
 }

@@ -137,9 +137,9 @@ struct RopeKvArgs {
   }
   /// Elements between paged blocks after resolving the default.
   int64_t pagedBlockStride() const {
-    return cache.blockStride ? cache.blockStride
-                             : int64_t(dims.numKvHeads) * cache.blockSize *
-                                   dims.headDim;
+    return cache.blockStride
+               ? cache.blockStride
+               : int64_t(dims.numKvHeads) * cache.blockSize * dims.headDim;
   }
 };
 

@@ -53,7 +53,7 @@ inline uint16_t floatToF16Bits(float f) {
   // 65520 = 65504 + half an ulp: the tie rounds to the even neighbour, inf.
   if (ax >= 0x477ff000u)
     return static_cast<uint16_t>(sign | 0x7c00u);
-  if (ax >= 0x38800000u) { // normal fp16 (>= 2^-14)
+  if (ax >= 0x38800000u) {               // normal fp16 (>= 2^-14)
     uint32_t rebased = ax - 0x38000000u; // exponent bias 127 -> 15
     uint32_t kept = rebased >> 13;
     uint32_t dropped = rebased & 0x1fffu;

@@ -19,8 +19,8 @@ uint16_t toAct(ActDType type, float f) {
 
 /// The cache row of (sequence b, slot, kvHead) in K or V, or null where the
 /// slot has no storage (the GPU kernel skips such writes the same way).
-uint16_t *cacheRow(const RopeKvArgs &a, int64_t b, int64_t slot,
-                   int64_t kvHead, bool isV) {
+uint16_t *cacheRow(const RopeKvArgs &a, int64_t b, int64_t slot, int64_t kvHead,
+                   bool isV) {
   const KvCacheView &kv = a.cache;
   int64_t headDim = a.dims.headDim;
   if (slot < 0)
@@ -28,9 +28,9 @@ uint16_t *cacheRow(const RopeKvArgs &a, int64_t b, int64_t slot,
   if (kv.layout == KvCacheLayout::Contiguous) {
     if (slot >= kv.capacity)
       return nullptr;
-    int64_t row = ((b * 2 + (isV ? 1 : 0)) * a.dims.numKvHeads + kvHead) *
-                      kv.capacity +
-                  slot;
+    int64_t row =
+        ((b * 2 + (isV ? 1 : 0)) * a.dims.numKvHeads + kvHead) * kv.capacity +
+        slot;
     return static_cast<uint16_t *>(kv.k) + row * headDim;
   }
   int64_t logical = slot / kv.blockSize;
@@ -103,8 +103,7 @@ Status ropeKvWriteRef(const RopeKvArgs &a) {
         uint16_t *src = qkv + (token * numHeads + h) * headDim;
         bool isQ = h < d.numQHeads;
         bool isV = h >= d.numQHeads + d.numKvHeads;
-        int64_t kvHead = isV ? h - d.numQHeads - d.numKvHeads
-                             : h - d.numQHeads;
+        int64_t kvHead = isV ? h - d.numQHeads - d.numKvHeads : h - d.numQHeads;
         if (isV) {
           if (uint16_t *dst = cacheRow(a, b, slot, kvHead, true))
             for (int64_t i = 0; i < headDim; ++i)
@@ -169,9 +168,8 @@ Status ropeKvWriteContinuousRef(const RopeKvDims &dims, const void *qkv,
 
 Status ropeKvWriteTreeRef(const RopeKvDims &dims, const void *qkv, void *qOut,
                           const int32_t *kvLens, const int32_t *posIds,
-                          const CosSinCache &cosSin,
-                          const QkNormParams &qkNorm, const KvCacheView &cache,
-                          const int32_t *seqLens) {
+                          const CosSinCache &cosSin, const QkNormParams &qkNorm,
+                          const KvCacheView &cache, const int32_t *seqLens) {
   RopeKvArgs a;
   a.variant = RopeKvVariant::Tree;
   a.dims = dims;

@@ -36,8 +36,8 @@ Status ropeKvWriteContinuousRef(const RopeKvDims &dims, const void *qkv,
 /// rotates by posIds[b * seq + t].
 Status ropeKvWriteTreeRef(const RopeKvDims &dims, const void *qkv, void *qOut,
                           const int32_t *kvLens, const int32_t *posIds,
-                          const CosSinCache &cosSin,
-                          const QkNormParams &qkNorm, const KvCacheView &cache,
+                          const CosSinCache &cosSin, const QkNormParams &qkNorm,
+                          const KvCacheView &cache,
                           const int32_t *seqLens = nullptr);
 
 /// The shared body: validates `args`, then runs its variant.

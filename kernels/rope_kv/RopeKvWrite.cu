@@ -169,9 +169,10 @@ __global__ void __launch_bounds__(kThreads, kItems == 1 ? 5 : 3)
   if (gid >= p.numGroups)
     return; // the whole group leaves together
   // Shuffles stay inside the group: groups of one warp may leave early.
-  const unsigned groupMask =
-      kLanes == 32 ? 0xffffffffu
-                   : ((1u << kLanes) - 1u) << ((threadIdx.x % 32) & ~(kLanes - 1));
+  const unsigned groupMask = kLanes == 32
+                                 ? 0xffffffffu
+                                 : ((1u << kLanes) - 1u)
+                                       << ((threadIdx.x % 32) & ~(kLanes - 1));
 
   const uint32_t token = gid / p.groupsPerToken;
   const int32_t g = int32_t(gid - token * p.groupsPerToken);
@@ -208,17 +209,17 @@ __global__ void __launch_bounds__(kThreads, kItems == 1 ? 5 : 3)
   // This lane's cos/sin: neox lanes [0, 2 * lanesPerHalf) rotate 8 pairs
   // (their own elements against the partner lane's); gptj lanes below
   // rotaryDim / 8 rotate the 4 adjacent pairs of their vector.
-  const float *cs = p.cosSin + (p.cosSinTableStride ? int64_t(b) : 0) *
-                                   p.cosSinTableStride +
-                    pos * p.rotaryDim;
+  const float *cs =
+      p.cosSin + (p.cosSinTableStride ? int64_t(b) : 0) * p.cosSinTableStride +
+      pos * p.rotaryDim;
   const int32_t half = p.rotaryDim / 2;
   const int lanesPerHalf = p.rotaryDim / (2 * kVec);
   const bool first = lane < lanesPerHalf;
   const bool rotating =
       p.neox ? lane < 2 * lanesPerHalf : lane * kVec < p.rotaryDim;
-  const int partner =
-      !p.neox || !rotating ? lane
-                           : (first ? lane + lanesPerHalf : lane - lanesPerHalf);
+  const int partner = !p.neox || !rotating
+                          ? lane
+                          : (first ? lane + lanesPerHalf : lane - lanesPerHalf);
   float c[kVec], s[kVec];
 #pragma unroll
   for (int i = 0; i < kVec; ++i)
@@ -404,9 +405,9 @@ Status launchRopeKvWrite(const RopeKvArgs &a, cudaStream_t stream) {
 }
 
 Status ropeKvWritePacked(const RopeKvDims &dims, void *qkv,
-                         const CosSinCache &cosSin,
-                         const QkNormParams &qkNorm, const KvCacheView &cache,
-                         const int32_t *seqLens, cudaStream_t stream) {
+                         const CosSinCache &cosSin, const QkNormParams &qkNorm,
+                         const KvCacheView &cache, const int32_t *seqLens,
+                         cudaStream_t stream) {
   RopeKvArgs a;
   a.variant = RopeKvVariant::Packed;
   a.dims = dims;

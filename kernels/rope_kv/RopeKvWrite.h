@@ -50,9 +50,9 @@ namespace strata::kernels {
 ///  seq <= cosSin.maxPos and seq <= cache capacity are checked on entry.
 ///  seqLens int32 [batch] or null.
 Status ropeKvWritePacked(const RopeKvDims &dims, void *qkv,
-                         const CosSinCache &cosSin,
-                         const QkNormParams &qkNorm, const KvCacheView &cache,
-                         const int32_t *seqLens, cudaStream_t stream);
+                         const CosSinCache &cosSin, const QkNormParams &qkNorm,
+                         const KvCacheView &cache, const int32_t *seqLens,
+                         cudaStream_t stream);
 
 /// Continuous (extend / decode on a non-empty cache).
 ///  qkv     T [batch, seq, Hq+Hkv+Hkv, headDim], read only.

@@ -41,8 +41,7 @@ TEST_CASE("host fp16/bf16 rounding matches the device bit for bit",
   DeviceBuffer<uint32_t> in(patterns);
   DeviceBuffer<uint16_t> bf(patterns.size()), h(patterns.size());
   unsigned blocks = unsigned((patterns.size() + 255) / 256);
-  convertKernel<<<blocks, 256>>>(in.get(), bf.get(), h.get(),
-                                 patterns.size());
+  convertKernel<<<blocks, 256>>>(in.get(), bf.get(), h.get(), patterns.size());
   CUDA_REQUIRE(cudaGetLastError());
   std::vector<uint16_t> bfGot = bf.download(), hGot = h.download();
   size_t bfBad = 0, hBad = 0;
@@ -50,8 +49,7 @@ TEST_CASE("host fp16/bf16 rounding matches the device bit for bit",
     float f = floatFromBits(patterns[i]);
     if (bfGot[i] != floatToBf16Bits(f) && bfBad++ == 0)
       FAIL_CHECK("bf16 of 0x" << std::hex << patterns[i] << ": device 0x"
-                              << bfGot[i] << " host 0x"
-                              << floatToBf16Bits(f));
+                              << bfGot[i] << " host 0x" << floatToBf16Bits(f));
     if (hGot[i] != floatToF16Bits(f) && hBad++ == 0)
       FAIL_CHECK("fp16 of 0x" << std::hex << patterns[i] << ": device 0x"
                               << hGot[i] << " host 0x" << floatToF16Bits(f));

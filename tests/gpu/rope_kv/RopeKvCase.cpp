@@ -23,8 +23,8 @@ std::string RopeKvCase::describe() const {
      << (pairing == RopePairingKind::Neox ? "neox" : "gptj")
      << (qkNorm ? " qk-norm" : "") << " batch=" << batch << " seq=" << seq
      << " Hq=" << numQHeads << " Hkv=" << numKvHeads << " D=" << headDim
-     << " rot=" << rotaryDim << (ragged ? " ragged" : "")
-     << " cached=[" << minCached << "," << maxCached << "]";
+     << " rot=" << rotaryDim << (ragged ? " ragged" : "") << " cached=["
+     << minCached << "," << maxCached << "]";
   if (layout == KvCacheLayout::Paged)
     os << " blockSize=" << blockSize;
   if (perSequenceTable)
@@ -41,8 +41,7 @@ namespace {
 
 /// Tables are expensive at a million positions: build each once.
 const std::vector<float> &cachedTable(const RopeTableSpec &spec) {
-  static std::map<std::tuple<double, int32_t, int64_t, int>,
-                  std::vector<float>>
+  static std::map<std::tuple<double, int32_t, int64_t, int>, std::vector<float>>
       tables;
   auto key = std::make_tuple(spec.theta, spec.rotaryDim, spec.maxPos,
                              int(spec.scaling.kind));
@@ -85,8 +84,8 @@ void runRopeKvCase(const RopeKvCase &c, std::mt19937_64 &rng) {
     if (!packed)
       kvLens[b] = int32_t(cached(rng));
     if (c.ragged && b > 0) // sequence 0 stays full length
-      seqLens[b] = int32_t(std::uniform_int_distribution<int64_t>(
-          0, c.seq - 1)(rng));
+      seqLens[b] =
+          int32_t(std::uniform_int_distribution<int64_t>(0, c.seq - 1)(rng));
   }
   std::vector<int32_t> posIds(c.batch * c.seq);
   int64_t maxSlotEnd = 0, maxPosition = 0;
@@ -179,8 +178,8 @@ void runRopeKvCase(const RopeKvCase &c, std::mt19937_64 &rng) {
       return KvCacheView::contiguous(k, capacity);
     if (c.combinedPool)
       v = static_cast<uint16_t *>(k) + c.numKvHeads * c.blockSize * D;
-    return KvCacheView::paged(k, v, numBlocks, c.blockSize, tables,
-                              maxBlocks, c.combinedPool ? blockStride : 0);
+    return KvCacheView::paged(k, v, numBlocks, c.blockSize, tables, maxBlocks,
+                              c.combinedPool ? blockStride : 0);
   };
   CosSinCache csHost{tableHost, cacheBatch, maxPosition};
   CosSinCache csDev{cosSinDev.get(), cacheBatch, maxPosition};
@@ -201,8 +200,8 @@ void runRopeKvCase(const RopeKvCase &c, std::mt19937_64 &rng) {
   Status ref, gpu;
   switch (c.variant) {
   case RopeKvVariant::Packed:
-    ref = ropeKvWritePackedRef(dims, qkvWant.data(), csHost, normHost,
-                               viewHost, seqLensHostPtr);
+    ref = ropeKvWritePackedRef(dims, qkvWant.data(), csHost, normHost, viewHost,
+                               seqLensHostPtr);
     gpu = ropeKvWritePacked(dims, qkvDev.get(), csDev, normDev, viewDev,
                             seqLensDevPtr, nullptr);
     break;
@@ -243,11 +242,11 @@ void runRopeKvCase(const RopeKvCase &c, std::mt19937_64 &rng) {
       isV = int64_t(i % blockStride) >= blockStride / 2;
     return isV || copyLike(i);
   };
-  CHECK_MATCHES("qkv", compareAct(qkvDev.download(), qkvWant, c.dtype,
-                                  qkvExact));
+  CHECK_MATCHES("qkv",
+                compareAct(qkvDev.download(), qkvWant, c.dtype, qkvExact));
   if (!packed) {
-    CompareResult q = compareAct(qOutDev.download(), qOutWant, c.dtype,
-                                 copyLike);
+    CompareResult q =
+        compareAct(qOutDev.download(), qOutWant, c.dtype, copyLike);
     CHECK_MATCHES("qOut", q);
     CHECK(q.written > 0);
   }

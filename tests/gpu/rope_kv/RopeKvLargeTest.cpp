@@ -104,8 +104,8 @@ TEST_CASE("a paged pool beyond 2^31 elements", "[gpu][rope_kv][large]") {
   CUDA_REQUIRE(cudaMemset(vDev.get(), 0xff, vDev.size() * 2));
   Status s = ropeKvWritePacked(
       dims, qkvDev.get(), CosSinCache{tableDev.get(), 1, 64}, {},
-      KvCacheView::paged(kDev.get(), vDev.get(), numBlocks, 16,
-                         tablesDev.get(), maxBlocks),
+      KvCacheView::paged(kDev.get(), vDev.get(), numBlocks, 16, tablesDev.get(),
+                         maxBlocks),
       nullptr, nullptr);
   INFO(s.message());
   REQUIRE(s.ok());
@@ -115,41 +115,40 @@ TEST_CASE("a paged pool beyond 2^31 elements", "[gpu][rope_kv][large]") {
   // interest (renumbered), then each is compared with its device block.
   std::vector<int32_t> blocks = {139989, 139990, 139991, 139994, 139995,
                                  139996, 139997, 139998, 139999, 131072,
-                                 131073, 131074, 0, 1, 2};
+                                 131073, 131074, 0,      1,      2};
   std::vector<int32_t> local(tables.size());
   for (size_t i = 0; i < tables.size(); ++i)
     local[i] = int32_t(std::find(blocks.begin(), blocks.end(), tables[i]) -
                        blocks.begin());
-  std::vector<uint16_t> kWant(blocks.size() * perBlock, kPoison),
-      vWant = kWant;
-  REQUIRE(ropeKvWritePackedRef(
-              dims, qkv.data(), CosSinCache{table.data(), 1, 64}, {},
-              KvCacheView::paged(kWant.data(), vWant.data(),
-                                 int64_t(blocks.size()), 16, local.data(),
-                                 maxBlocks))
+  std::vector<uint16_t> kWant(blocks.size() * perBlock, kPoison), vWant = kWant;
+  REQUIRE(ropeKvWritePackedRef(dims, qkv.data(),
+                               CosSinCache{table.data(), 1, 64}, {},
+                               KvCacheView::paged(kWant.data(), vWant.data(),
+                                                  int64_t(blocks.size()), 16,
+                                                  local.data(), maxBlocks))
               .ok());
   std::vector<uint16_t> got(perBlock);
   for (size_t i = 0; i < blocks.size(); ++i) {
     INFO("block " << blocks[i]);
     for (int kv = 0; kv < 2; ++kv) {
-      const uint16_t *src = (kv ? vDev.get() : kDev.get()) +
-                            int64_t(blocks[i]) * perBlock;
-      CUDA_REQUIRE(cudaMemcpy(got.data(), src, perBlock * 2,
-                              cudaMemcpyDeviceToHost));
+      const uint16_t *src =
+          (kv ? vDev.get() : kDev.get()) + int64_t(blocks[i]) * perBlock;
+      CUDA_REQUIRE(
+          cudaMemcpy(got.data(), src, perBlock * 2, cudaMemcpyDeviceToHost));
       std::vector<uint16_t> want((kv ? vWant : kWant).begin() + i * perBlock,
                                  (kv ? vWant : kWant).begin() +
                                      (i + 1) * perBlock);
-      CHECK_MATCHES(kv ? "V block" : "K block",
-                    compareAct(got, want, dims.dtype,
-                               [kv](size_t) { return kv == 1; }));
+      CHECK_MATCHES(
+          kv ? "V block" : "K block",
+          compareAct(got, want, dims.dtype, [kv](size_t) { return kv == 1; }));
     }
   }
-  CHECK_MATCHES("qkv", compareAct(qkvDev.download(), qkv, dims.dtype,
-                                  [](size_t i) { return (i / 128) % 48 >= 40; }));
+  CHECK_MATCHES("qkv",
+                compareAct(qkvDev.download(), qkv, dims.dtype,
+                           [](size_t i) { return (i / 128) % 48 >= 40; }));
 }
 
-TEST_CASE("launchers reject bad shapes before launching",
-          "[gpu][rope_kv]") {
+TEST_CASE("launchers reject bad shapes before launching", "[gpu][rope_kv]") {
   RopeKvDims dims;
   dims.batch = 2;
   dims.seq = 3;
@@ -168,8 +167,8 @@ TEST_CASE("launchers reject bad shapes before launching",
   RopeKvDims bad = dims;
   bad.headDim = 72;
   bad.rotaryDim = 72; // not a multiple of 16
-  Status s = ropeKvWriteContinuous(bad, qkv.get(), qOut.get(), kvLens.get(),
-                                   cs, {}, view, nullptr, nullptr);
+  Status s = ropeKvWriteContinuous(bad, qkv.get(), qOut.get(), kvLens.get(), cs,
+                                   {}, view, nullptr, nullptr);
   CHECK(s.message() == "rope_kv_write(continuous): rotaryDim 72 must be a "
                        "multiple of 16 in [16, headDim 72]");
   s = ropeKvWriteTree(dims, qkv.get(), qOut.get(), kvLens.get(), nullptr, cs,

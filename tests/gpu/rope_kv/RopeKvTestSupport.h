@@ -83,8 +83,7 @@ inline uint16_t toAct(ActDType type, float f) {
 }
 
 inline float fromAct(ActDType type, uint16_t bits) {
-  return type == ActDType::BF16 ? bf16BitsToFloat(bits)
-                                : f16BitsToFloat(bits);
+  return type == ActDType::BF16 ? bf16BitsToFloat(bits) : f16BitsToFloat(bits);
 }
 
 /// Random values in +-[lo, hi], never zero.
@@ -159,9 +158,9 @@ inline CompareResult compareAct(const std::vector<uint16_t> &got,
       continue;
     }
     if (r.bad++ == 0)
-      r.firstBad = "element " + std::to_string(i) + ": got " + hex16(g) +
-                   " (" + std::to_string(fromAct(type, g)) + ") want " +
-                   hex16(w) + " (" + std::to_string(fromAct(type, w)) + ")" +
+      r.firstBad = "element " + std::to_string(i) + ": got " + hex16(g) + " (" +
+                   std::to_string(fromAct(type, g)) + ") want " + hex16(w) +
+                   " (" + std::to_string(fromAct(type, w)) + ")" +
                    (exact(i) ? " [exact copy expected]" : "");
   }
   return r;
@@ -170,11 +169,11 @@ inline CompareResult compareAct(const std::vector<uint16_t> &got,
 #define CHECK_MATCHES(name, result)                                            \
   do {                                                                         \
     const auto &r_ = (result);                                                 \
-    INFO((name) << ": " << r_.bad << " bad of " << r_.written                    \
-              << " written; first: " << r_.firstBad);                          \
+    INFO((name) << ": " << r_.bad << " bad of " << r_.written                  \
+                << " written; first: " << r_.firstBad);                        \
     CHECK(r_.bad == 0);                                                        \
-    INFO((name) << ": " << r_.rounding << " rounding-level differences");                 \
-    CHECK(r_.rounding * 100 <= r_.written + 100);                                \
+    INFO((name) << ": " << r_.rounding << " rounding-level differences");      \
+    CHECK(r_.rounding * 100 <= r_.written + 100);                              \
   } while (0)
 
 } // namespace strata::kernels::test

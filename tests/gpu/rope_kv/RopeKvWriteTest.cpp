@@ -21,13 +21,13 @@ struct Shape {
 
 // None of the token counts is a multiple of a warp, a block or a page.
 const Shape kShapes[] = {
-    {3, 5, 8, 8, 64, 64, false},      // GQA 1
-    {2, 37, 16, 4, 128, 128, false},  // GQA 4
-    {5, 1, 32, 4, 128, 64, false},    // decode, GQA 8, partial rotary
-    {3, 13, 8, 1, 64, 32, true},      // GQA 8, partial, ragged
-    {1, 129, 4, 1, 128, 96, true},    // partial 3/4, ragged
-    {4, 3, 12, 3, 80, 32, false},     // head dim 80: a partly idle lane group
-    {3, 7, 32, 8, 128, 128, true},    // Llama-like GQA 4, ragged
+    {3, 5, 8, 8, 64, 64, false},     // GQA 1
+    {2, 37, 16, 4, 128, 128, false}, // GQA 4
+    {5, 1, 32, 4, 128, 64, false},   // decode, GQA 8, partial rotary
+    {3, 13, 8, 1, 64, 32, true},     // GQA 8, partial, ragged
+    {1, 129, 4, 1, 128, 96, true},   // partial 3/4, ragged
+    {4, 3, 12, 3, 80, 32, false},    // head dim 80: a partly idle lane group
+    {3, 7, 32, 8, 128, 128, true},   // Llama-like GQA 4, ragged
 };
 constexpr int kNumShapes = sizeof(kShapes) / sizeof(kShapes[0]);
 const int64_t kBlockSizes[] = {16, 7, 32, 1};
@@ -70,8 +70,7 @@ void runMatrix(RopeKvVariant variant) {
 
 } // namespace
 
-TEST_CASE("packed rope_kv_write matches the CPU reference",
-          "[gpu][rope_kv]") {
+TEST_CASE("packed rope_kv_write matches the CPU reference", "[gpu][rope_kv]") {
   runMatrix(RopeKvVariant::Packed);
 }
 

@@ -20,18 +20,18 @@ uint16_t f16(uint32_t floatPattern) {
 } // namespace
 
 TEST_CASE("bf16 rounds to nearest even", "[kernels][half]") {
-  CHECK(bf16(0x3f800000u) == 0x3f80);  // 1.0
-  CHECK(bf16(0x3f807fffu) == 0x3f80);  // below the tie
-  CHECK(bf16(0x3f808000u) == 0x3f80);  // tie, even kept
-  CHECK(bf16(0x3f818000u) == 0x3f82);  // tie, odd rounds up
-  CHECK(bf16(0x3f808001u) == 0x3f81);  // above the tie
-  CHECK(bf16(0xbf808001u) == 0xbf81);  // sign is symmetric
-  CHECK(bf16(0x7f7fffffu) == 0x7f80);  // FLT_MAX overflows to inf
-  CHECK(bf16(0xff800000u) == 0xff80);  // -inf
-  CHECK(bf16(0x00000001u) == 0x0000);  // smallest denormal rounds to 0
-  CHECK(bf16(0x80000000u) == 0x8000);  // -0
-  CHECK(bf16(0x7fc00001u) == 0x7fff);  // NaN -> canonical NaN
-  CHECK(bf16(0xffa00000u) == 0x7fff);  // negative signalling NaN too
+  CHECK(bf16(0x3f800000u) == 0x3f80); // 1.0
+  CHECK(bf16(0x3f807fffu) == 0x3f80); // below the tie
+  CHECK(bf16(0x3f808000u) == 0x3f80); // tie, even kept
+  CHECK(bf16(0x3f818000u) == 0x3f82); // tie, odd rounds up
+  CHECK(bf16(0x3f808001u) == 0x3f81); // above the tie
+  CHECK(bf16(0xbf808001u) == 0xbf81); // sign is symmetric
+  CHECK(bf16(0x7f7fffffu) == 0x7f80); // FLT_MAX overflows to inf
+  CHECK(bf16(0xff800000u) == 0xff80); // -inf
+  CHECK(bf16(0x00000001u) == 0x0000); // smallest denormal rounds to 0
+  CHECK(bf16(0x80000000u) == 0x8000); // -0
+  CHECK(bf16(0x7fc00001u) == 0x7fff); // NaN -> canonical NaN
+  CHECK(bf16(0xffa00000u) == 0x7fff); // negative signalling NaN too
 }
 
 TEST_CASE("fp16 rounds to nearest even with subnormals", "[kernels][half]") {

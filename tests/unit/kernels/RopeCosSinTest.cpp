@@ -67,8 +67,7 @@ TEST_CASE("cos/sin stay accurate at a position of one million",
   }
 }
 
-TEST_CASE("linear scaling divides positions by the factor",
-          "[kernels][rope]") {
+TEST_CASE("linear scaling divides positions by the factor", "[kernels][rope]") {
   RopeTableSpec plain;
   plain.rotaryDim = 32;
   plain.maxPos = 64;
@@ -110,9 +109,9 @@ TEST_CASE("llama3 scaling keeps high, divides low, blends middle frequencies",
       ++divided;
     } else {
       double smooth = (8192.0 / wavelen - 1.0) / 3.0;
-      CHECK(scaled[i] ==
-            Approx((1 - smooth) * base[i] / 8 + smooth * base[i])
-                .epsilon(1e-15));
+      CHECK(
+          scaled[i] ==
+          Approx((1 - smooth) * base[i] / 8 + smooth * base[i]).epsilon(1e-15));
       CHECK(scaled[i] < base[i]);
       CHECK(scaled[i] > base[i] / 8.0);
       ++blended;

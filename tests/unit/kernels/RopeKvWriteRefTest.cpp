@@ -1,8 +1,8 @@
 // The CPU reference of rope_kv_write, checked by hand on tiny inputs: it is
 // the oracle of the GPU tests, so it must not share their assumptions.
+#include "kernels/cpu/RopeKvWriteRef.h"
 #include "kernels/common/RopeCosSin.h"
 #include "kernels/cpu/HalfTypes.h"
-#include "kernels/cpu/RopeKvWriteRef.h"
 
 #include <catch2/catch.hpp>
 
@@ -80,7 +80,7 @@ TEST_CASE("packed neox rotates in place and fills slots from 0",
               original[(t * 3 + head) * 32 + i]);
     }
     for (int i = 0; i < 32; ++i) {
-      CHECK(cache[t * 32 + i] == f.qkv[(t * 3 + 1) * 32 + i]);       // K
+      CHECK(cache[t * 32 + i] == f.qkv[(t * 3 + 1) * 32 + i]); // K
       CHECK(cache[(capacity + t) * 32 + i] == original[(t * 3 + 2) * 32 + i]);
       CHECK(f.qkv[(t * 3 + 2) * 32 + i] == original[(t * 3 + 2) * 32 + i]);
     }
@@ -202,15 +202,15 @@ TEST_CASE("inconsistent shapes are rejected with the mismatch named",
         "[8, 256]");
   dims = f.dims;
   dims.rotaryDim = 24;
-  CHECK(ropeKvWritePackedRef(dims, f.qkv.data(), f.cosSin, {}, view)
-            .message() ==
-        "rope_kv_write(packed): rotaryDim 24 must be a multiple of 16 in "
-        "[16, headDim 32]");
+  CHECK(
+      ropeKvWritePackedRef(dims, f.qkv.data(), f.cosSin, {}, view).message() ==
+      "rope_kv_write(packed): rotaryDim 24 must be a multiple of 16 in "
+      "[16, headDim 32]");
   dims = f.dims;
   dims.seq = 3; // more tokens than the cache holds
-  CHECK(ropeKvWritePackedRef(dims, f.qkv.data(), f.cosSin, {}, view)
-            .message() ==
-        "rope_kv_write(packed): seq 3 exceeds the cache capacity 2");
+  CHECK(
+      ropeKvWritePackedRef(dims, f.qkv.data(), f.cosSin, {}, view).message() ==
+      "rope_kv_write(packed): seq 3 exceeds the cache capacity 2");
   std::vector<uint16_t> qOut(2 * 32);
   CHECK(ropeKvWriteContinuousRef(f.dims, f.qkv.data(), qOut.data(), nullptr,
                                  f.cosSin, {}, view)
