@@ -17,8 +17,7 @@
 namespace strata {
 
 template <typename EnumAttrT>
-mlir::ParseResult parseEnumKeyword(mlir::OpAsmParser &parser,
-                                   EnumAttrT &attr) {
+mlir::ParseResult parseEnumKeyword(mlir::OpAsmParser &parser, EnumAttrT &attr) {
   using EnumT = decltype(std::declval<EnumAttrT>().getValue());
   llvm::SMLoc loc = parser.getCurrentLocation();
   llvm::StringRef keyword;
@@ -26,8 +25,8 @@ mlir::ParseResult parseEnumKeyword(mlir::OpAsmParser &parser,
     return mlir::failure();
   std::optional<EnumT> value = symbolizeEnum<EnumT>(keyword);
   if (!value)
-    return parser.emitError(loc) << "unknown " << EnumAttrT::getMnemonic()
-                                 << " '" << keyword << "'";
+    return parser.emitError(loc)
+           << "unknown " << EnumAttrT::getMnemonic() << " '" << keyword << "'";
   attr = EnumAttrT::get(parser.getContext(), *value);
   return mlir::success();
 }

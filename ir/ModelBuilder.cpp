@@ -11,15 +11,15 @@
 //   model.layers.{i}.input_layernorm.weight          [hidden]
 //   softmax layers:
 //   model.layers.{i}.self_attn.{q,k,v}_proj.weight   [heads*head_dim, hidden]
-//   model.layers.{i}.self_attn.{q,k,v}_proj.bias     [heads*head_dim] (qkv_bias)
-//   model.layers.{i}.self_attn.{q,k}_norm.weight     [head_dim] (qk_norm)
-//   model.layers.{i}.self_attn.o_proj.weight         [hidden, q_heads*head_dim]
-//   linear-attention layers:
+//   model.layers.{i}.self_attn.{q,k,v}_proj.bias     [heads*head_dim]
+//   (qkv_bias) model.layers.{i}.self_attn.{q,k}_norm.weight     [head_dim]
+//   (qk_norm) model.layers.{i}.self_attn.o_proj.weight         [hidden,
+//   q_heads*head_dim] linear-attention layers:
 //   model.layers.{i}.self_attn.{q,k,v}_proj.weight   [heads*head_dim, hidden]
-//   model.layers.{i}.self_attn.norm.weight           [heads*head_dim] (output_norm)
-//   model.layers.{i}.self_attn.output_gate.weight    [heads*head_dim, hidden]
-//   model.layers.{i}.self_attn.o_proj.weight         [hidden, heads*head_dim]
-//   model.layers.{i}.post_attention_layernorm.weight [hidden]
+//   model.layers.{i}.self_attn.norm.weight           [heads*head_dim]
+//   (output_norm) model.layers.{i}.self_attn.output_gate.weight
+//   [heads*head_dim, hidden] model.layers.{i}.self_attn.o_proj.weight [hidden,
+//   heads*head_dim] model.layers.{i}.post_attention_layernorm.weight [hidden]
 //   model.layers.{i}.mlp.{gate,up}_proj.weight       [intermediate, hidden]
 //   model.layers.{i}.mlp.down_proj.weight            [hidden, intermediate]
 //   model.norm.weight                                [hidden]
@@ -113,12 +113,11 @@ LogicalResult ForwardBuilder::checkSpec() {
                           << spec.attention.scale;
   for (auto [i, layer] : llvm::enumerate(spec.layers))
     if (layer.kind == LayerKind::LinearAttention &&
-        static_cast<int64_t>(layer.decaySlopes.size()) !=
-            spec.linear.numHeads)
-      return emitError(loc) << "layer " << i << " has "
-                            << layer.decaySlopes.size()
-                            << " decay slopes, expected one per linear head ("
-                            << spec.linear.numHeads << ")";
+        static_cast<int64_t>(layer.decaySlopes.size()) != spec.linear.numHeads)
+      return emitError(loc)
+             << "layer " << i << " has " << layer.decaySlopes.size()
+             << " decay slopes, expected one per linear head ("
+             << spec.linear.numHeads << ")";
   return success();
 }
 
@@ -157,11 +156,10 @@ Value ForwardBuilder::rope(Value x) {
     originalMax = b.getI64IntegerAttr(r.scaling.originalMaxPositionEmbeddings);
     break;
   }
-  return b.create<RopeOp>(loc, x, positions, b.getI64IntegerAttr(r.rotaryDim),
-                          b.getF64FloatAttr(r.theta),
-                          RopePairingKindAttr::get(&ctx, pairing),
-                          RopeScalingKindAttr::get(&ctx, scaling), factor, low,
-                          high, originalMax);
+  return b.create<RopeOp>(
+      loc, x, positions, b.getI64IntegerAttr(r.rotaryDim),
+      b.getF64FloatAttr(r.theta), RopePairingKindAttr::get(&ctx, pairing),
+      RopeScalingKindAttr::get(&ctx, scaling), factor, low, high, originalMax);
 }
 
 Value ForwardBuilder::softmaxLayer(Value x, const std::string &prefix,
@@ -249,11 +247,10 @@ FailureOr<OwningOpRef<ModuleOp>> ForwardBuilder::build() {
                                   b.getStringAttr(toString(spec.dtype)));
   // The seed is a uint64_t; the attribute keeps its 64 bits.
   module->getOperation()->setAttr(
-      "strata.seed", b.getI64IntegerAttr(static_cast<int64_t>(
-                         spec.weights.seed)));
+      "strata.seed",
+      b.getI64IntegerAttr(static_cast<int64_t>(spec.weights.seed)));
 
-  auto tokens = RankedTensorType::get({ShapedType::kDynamic},
-                                      b.getI32Type());
+  auto tokens = RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type());
   SmallVector<Type> inputs = {tokens, tokens, SeqsType::get(&ctx)};
   SmallVector<Type> results = {RankedTensorType::get(
       {ShapedType::kDynamic, spec.vocabSize}, b.getF32Type())};
@@ -267,8 +264,7 @@ FailureOr<OwningOpRef<ModuleOp>> ForwardBuilder::build() {
   if (numLinear > 0) {
     auto stateType = LinearStateType::get(&ctx, numLinear, spec.linear.numHeads,
                                           spec.linear.headDim,
-                                          spec.linear.headDim,
-                                          b.getF32Type());
+                                          spec.linear.headDim, b.getF32Type());
     inputs.push_back(stateType);
     results.push_back(stateType);
   }

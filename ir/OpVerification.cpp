@@ -35,8 +35,8 @@ LogicalResult checkElementType(Operation *op, StringRef aName, Type a,
   Type ea = getElementTypeOrSelf(a), eb = getElementTypeOrSelf(b);
   if (ea == eb)
     return success();
-  return op->emitOpError() << aName << " element type " << ea
-                           << " != " << bName << " element type " << eb;
+  return op->emitOpError() << aName << " element type " << ea << " != " << bName
+                           << " element type " << eb;
 }
 
 LogicalResult checkPositive(Operation *op, StringRef name, int64_t value) {
@@ -57,8 +57,8 @@ LogicalResult checkLayer(Operation *op, int64_t layer, StringRef stateName,
   if (layer < 0)
     return op->emitOpError() << "layer must be non-negative, got " << layer;
   if (layer >= layers)
-    return op->emitOpError() << "layer " << layer << " >= " << stateName
-                             << " layers " << layers;
+    return op->emitOpError()
+           << "layer " << layer << " >= " << stateName << " layers " << layers;
   return success();
 }
 
@@ -109,9 +109,9 @@ LogicalResult checkRope(Operation *op, const RopeParams &rope,
   case RopeScalingKind::None:
     // A factor without a scaling kind would be silently ignored.
     if (rope.scalingFactor != 1.0)
-      return op->emitOpError() << "scaling_factor "
-                               << formatDouble(rope.scalingFactor)
-                               << " given with scaling none";
+      return op->emitOpError()
+             << "scaling_factor " << formatDouble(rope.scalingFactor)
+             << " given with scaling none";
     return success();
   case RopeScalingKind::Linear:
     return checkPositive(op, "scaling_factor", rope.scalingFactor);
@@ -143,7 +143,8 @@ LogicalResult checkCachedQuery(Operation *op, RankedTensorType q,
            << cache.getKvHeads();
   if (failed(checkDim(op, "q head_dim", q.getDimSize(2), "kv cache head_dim",
                       cache.getHeadDim())) ||
-      failed(checkElementType(op, "q", q, "kv cache", cache.getElementType())) ||
+      failed(
+          checkElementType(op, "q", q, "kv cache", cache.getElementType())) ||
       failed(checkLayer(op, layer, "kv cache", cache.getLayers())) ||
       failed(checkPositive(op, "scale", scale)))
     return failure();
@@ -157,7 +158,8 @@ LogicalResult checkCachedQuery(Operation *op, RankedTensorType q,
 LogicalResult checkLinearAttention(Operation *op, RankedTensorType q,
                                    RankedTensorType k, RankedTensorType v,
                                    RankedTensorType out, LinearStateType state,
-                                   int64_t layer, ArrayRef<double> decaySlopes) {
+                                   int64_t layer,
+                                   ArrayRef<double> decaySlopes) {
   if (failed(checkTokens(op, "k", k, "q", q)) ||
       failed(checkTokens(op, "v", v, "q", q)) ||
       failed(checkElementType(op, "k", k, "q", q)) ||
@@ -166,14 +168,13 @@ LogicalResult checkLinearAttention(Operation *op, RankedTensorType q,
   const char *names[] = {"q", "k", "v"};
   RankedTensorType inputs[] = {q, k, v};
   for (int i = 0; i < 3; ++i)
-    if (failed(checkDim(op, Twine(names[i]) + " heads",
-                        inputs[i].getDimSize(1), "linear state heads",
-                        state.getHeads())))
+    if (failed(checkDim(op, Twine(names[i]) + " heads", inputs[i].getDimSize(1),
+                        "linear state heads", state.getHeads())))
       return failure();
-  if (failed(checkDim(op, "q head_dim", q.getDimSize(2),
-                      "linear state key_dim", state.getKeyDim())) ||
-      failed(checkDim(op, "k head_dim", k.getDimSize(2),
-                      "linear state key_dim", state.getKeyDim())) ||
+  if (failed(checkDim(op, "q head_dim", q.getDimSize(2), "linear state key_dim",
+                      state.getKeyDim())) ||
+      failed(checkDim(op, "k head_dim", k.getDimSize(2), "linear state key_dim",
+                      state.getKeyDim())) ||
       failed(checkDim(op, "v head_dim", v.getDimSize(2),
                       "linear state value_dim", state.getValueDim())) ||
       failed(checkResultType(op, "out", out, v)) ||

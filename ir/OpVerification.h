@@ -43,9 +43,9 @@ mlir::LogicalResult checkTokens(mlir::Operation *op, llvm::StringRef aName,
                                 mlir::Type b);
 
 /// "<aName> element type f16 != <bName> element type f32".
-mlir::LogicalResult checkElementType(mlir::Operation *op,
-                                     llvm::StringRef aName, mlir::Type a,
-                                     llvm::StringRef bName, mlir::Type b);
+mlir::LogicalResult checkElementType(mlir::Operation *op, llvm::StringRef aName,
+                                     mlir::Type a, llvm::StringRef bName,
+                                     mlir::Type b);
 
 /// "<name> must be positive, got <value>".
 mlir::LogicalResult checkPositive(mlir::Operation *op, llvm::StringRef name,
@@ -98,13 +98,11 @@ mlir::LogicalResult checkCachedQuery(mlir::Operation *op,
 
 /// Linear attention: q, k [T, H, Dk], v and out [T, H, Dv] against the
 /// state's heads/key_dim/value_dim, one positive decay slope per head.
-mlir::LogicalResult checkLinearAttention(mlir::Operation *op,
-                                         mlir::RankedTensorType q,
-                                         mlir::RankedTensorType k,
-                                         mlir::RankedTensorType v,
-                                         mlir::RankedTensorType out,
-                                         LinearStateType state, int64_t layer,
-                                         llvm::ArrayRef<double> decaySlopes);
+mlir::LogicalResult
+checkLinearAttention(mlir::Operation *op, mlir::RankedTensorType q,
+                     mlir::RankedTensorType k, mlir::RankedTensorType v,
+                     mlir::RankedTensorType out, LinearStateType state,
+                     int64_t layer, llvm::ArrayRef<double> decaySlopes);
 
 } // namespace strata::verify
 

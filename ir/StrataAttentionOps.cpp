@@ -40,8 +40,8 @@ LogicalResult RopeOp::verify() {
 static LogicalResult checkKVAgainstCache(Operation *op, StringRef name,
                                          RankedTensorType t,
                                          KVCacheType cache) {
-  if (failed(checkDim(op, name + " heads", t.getDimSize(1),
-                      "kv cache kv_heads", cache.getKvHeads())) ||
+  if (failed(checkDim(op, name + " heads", t.getDimSize(1), "kv cache kv_heads",
+                      cache.getKvHeads())) ||
       failed(checkDim(op, name + " head_dim", t.getDimSize(2),
                       "kv cache head_dim", cache.getHeadDim())))
     return failure();
@@ -67,9 +67,9 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value q,
                         Value cache, Value seqs, int64_t layer, double scale,
                         bool causal, int64_t slidingWindow) {
   state.addOperands({q, cache, seqs});
-  state.addAttribute(getKindAttrName(state.name),
-                     AttentionKindAttr::get(builder.getContext(),
-                                            AttentionKind::Softmax));
+  state.addAttribute(
+      getKindAttrName(state.name),
+      AttentionKindAttr::get(builder.getContext(), AttentionKind::Softmax));
   state.addAttribute(getLayerAttrName(state.name),
                      builder.getI64IntegerAttr(layer));
   state.addAttribute(getScaleAttrName(state.name),
@@ -85,9 +85,9 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value q,
                         Value k, Value v, Value linearState, Value seqs,
                         int64_t layer, ArrayRef<double> decaySlopes) {
   state.addOperands({q, k, v, linearState, seqs});
-  state.addAttribute(getKindAttrName(state.name),
-                     AttentionKindAttr::get(builder.getContext(),
-                                            AttentionKind::Linear));
+  state.addAttribute(
+      getKindAttrName(state.name),
+      AttentionKindAttr::get(builder.getContext(), AttentionKind::Linear));
   state.addAttribute(getLayerAttrName(state.name),
                      builder.getI64IntegerAttr(layer));
   state.addAttribute(getDecaySlopesAttrName(state.name),
@@ -118,10 +118,9 @@ LogicalResult AttentionOp::verify() {
     if (!getScale())
       return emitOpError("softmax attention needs a scale");
     RankedTensorType q = tensorType(inputs[0]);
-    if (failed(checkCachedQuery(*this, q, cache, layer,
-                                getScale()->convertToDouble(),
-                                static_cast<int64_t>(
-                                    getSlidingWindow().value_or(0)))))
+    if (failed(checkCachedQuery(
+            *this, q, cache, layer, getScale()->convertToDouble(),
+            static_cast<int64_t>(getSlidingWindow().value_or(0)))))
       return failure();
     return checkResultType(*this, "out", getOut().getType(), q);
   }

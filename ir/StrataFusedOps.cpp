@@ -32,11 +32,10 @@ LogicalResult ConcatWeightsOp::verify() {
                                 "input 0", first)))
       return failure();
     int64_t other = 1 - axis;
-    if (failed(checkDim(*this,
-                        "input " + Twine(i) + " dim " + Twine(other) + " size",
-                        t.getDimSize(other),
-                        "input 0 dim " + Twine(other) + " size",
-                        first.getDimSize(other))))
+    if (failed(checkDim(
+            *this, "input " + Twine(i) + " dim " + Twine(other) + " size",
+            t.getDimSize(other), "input 0 dim " + Twine(other) + " size",
+            first.getDimSize(other))))
       return failure();
     shape[axis] += t.getDimSize(axis);
   }
@@ -55,9 +54,9 @@ static LogicalResult checkPackedHeads(Operation *op, RankedTensorType qkv,
       failed(checkPositive(op, "num_kv_heads", numKvHeads)))
     return failure();
   if (numQHeads % numKvHeads != 0)
-    return op->emitOpError() << "num_q_heads " << numQHeads
-                             << " is not a multiple of num_kv_heads "
-                             << numKvHeads;
+    return op->emitOpError()
+           << "num_q_heads " << numQHeads
+           << " is not a multiple of num_kv_heads " << numKvHeads;
   int64_t packed = numQHeads + 2 * numKvHeads;
   if (differ(qkv.getDimSize(1), packed))
     return op->emitOpError()
@@ -68,9 +67,8 @@ static LogicalResult checkPackedHeads(Operation *op, RankedTensorType qkv,
 
 /// q as the kernels write it out: [T, Hq, D].
 static RankedTensorType queryType(RankedTensorType qkv, int64_t numQHeads) {
-  return RankedTensorType::get({qkv.getDimSize(0), numQHeads,
-                                qkv.getDimSize(2)},
-                               qkv.getElementType());
+  return RankedTensorType::get(
+      {qkv.getDimSize(0), numQHeads, qkv.getDimSize(2)}, qkv.getElementType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -126,9 +124,8 @@ LogicalResult RopeKVWriteOp::verify() {
 
   // packed rotates in place and returns the whole buffer; the other variants
   // write q out on its own.
-  RankedTensorType expectedOut = getVariant() == RopeVariant::Packed
-                                     ? qkv
-                                     : queryType(qkv, numQHeads);
+  RankedTensorType expectedOut =
+      getVariant() == RopeVariant::Packed ? qkv : queryType(qkv, numQHeads);
   if (failed(checkResultType(*this, "out", getOut().getType(), expectedOut)))
     return failure();
   return checkResultType(*this, "new cache", getNewCache().getType(), cache);
@@ -147,14 +144,13 @@ LogicalResult PrefillAttentionOp::verify() {
     return failure();
   auto window = static_cast<int64_t>(getSlidingWindow());
   if (window < 0)
-    return emitOpError()
-           << "sliding_window must be >= 0 (0 = unlimited), got " << window;
+    return emitOpError() << "sliding_window must be >= 0 (0 = unlimited), got "
+                         << window;
   return checkResultType(*this, "result", getResult().getType(),
                          queryType(qkv, numQHeads));
 }
 
-template <typename CachedOp>
-static LogicalResult verifyCached(CachedOp op) {
+template <typename CachedOp> static LogicalResult verifyCached(CachedOp op) {
   return checkCachedQuery(op, tensorType(op.getQ()), op.getCache().getType(),
                           static_cast<int64_t>(op.getLayer()),
                           op.getScale().convertToDouble(),
@@ -182,11 +178,10 @@ LogicalResult TreeAttentionOp::verify() {
 
 template <typename LightningOp>
 static LogicalResult verifyLightning(LightningOp op) {
-  return checkLinearAttention(op, tensorType(op.getQ()), tensorType(op.getK()),
-                              tensorType(op.getV()), tensorType(op.getOut()),
-                              op.getState().getType(),
-                              static_cast<int64_t>(op.getLayer()),
-                              op.getDecaySlopes());
+  return checkLinearAttention(
+      op, tensorType(op.getQ()), tensorType(op.getK()), tensorType(op.getV()),
+      tensorType(op.getOut()), op.getState().getType(),
+      static_cast<int64_t>(op.getLayer()), op.getDecaySlopes());
 }
 
 LogicalResult LightningPrefillOp::verify() {
@@ -215,8 +210,8 @@ LogicalResult SwiGLUOp::verify() {
   if (features % 2 != 0)
     return emitOpError() << "gate_up features " << features
                          << " must be even (gate and up halves)";
-  return checkResultType(*this, "result", getResult().getType(),
-                         RankedTensorType::get({gateUp.getDimSize(0),
-                                                features / 2},
-                                               gateUp.getElementType()));
+  return checkResultType(
+      *this, "result", getResult().getType(),
+      RankedTensorType::get({gateUp.getDimSize(0), features / 2},
+                            gateUp.getElementType()));
 }

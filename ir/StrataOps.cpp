@@ -24,8 +24,7 @@ constexpr int64_t kDynamic = ShapedType::kDynamic;
 
 /// Operand `i` as a ranked tensor of `rank`, or null: inference runs after
 /// the operand constraints in the verifier, but builders call it directly.
-RankedTensorType operandTensor(ValueRange operands, unsigned i,
-                               int64_t rank) {
+RankedTensorType operandTensor(ValueRange operands, unsigned i, int64_t rank) {
   if (operands.size() <= i)
     return {};
   auto t = operands[i].getType().dyn_cast<RankedTensorType>();
@@ -50,7 +49,8 @@ LogicalResult WeightOp::verify() {
   // The plan allocates and loads every parameter before the first step.
   if (!tensorType(getResult()).hasStaticShape())
     return emitOpError() << "weight '" << getName()
-                         << "' must have a static shape, got " << getResult().getType();
+                         << "' must have a static shape, got "
+                         << getResult().getType();
   return success();
 }
 
@@ -58,9 +58,11 @@ LogicalResult WeightOp::verify() {
 // EmbeddingOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult EmbeddingOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, ValueRange operands,
-    DictionaryAttr, RegionRange, SmallVectorImpl<Type> &inferred) {
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            ValueRange operands, DictionaryAttr,
+                                            RegionRange,
+                                            SmallVectorImpl<Type> &inferred) {
   RankedTensorType ids = operandTensor(operands, 0, 1);
   RankedTensorType table = operandTensor(operands, 1, 2);
   if (!ids || !table)
@@ -88,14 +90,14 @@ LogicalResult EmbeddingOp::verify() {
 
 LogicalResult RMSNormOp::verify() {
   return checkNorm(*this, "x", tensorType(getX()), "weight",
-                   tensorType(getWeight()),
-                    "hidden size", getEps().convertToDouble());
+                   tensorType(getWeight()), "hidden size",
+                   getEps().convertToDouble());
 }
 
 LogicalResult HeadNormOp::verify() {
   return checkNorm(*this, "x", tensorType(getX()), "weight",
-                   tensorType(getWeight()),
-                    "head_dim", getEps().convertToDouble());
+                   tensorType(getWeight()), "head_dim",
+                   getEps().convertToDouble());
 }
 
 //===----------------------------------------------------------------------===//
@@ -155,10 +157,12 @@ static RankedTensorType splitType(RankedTensorType x, int64_t numHeads) {
                                x.getElementType());
 }
 
-LogicalResult SplitHeadsOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, ValueRange operands,
-    DictionaryAttr attributes, RegionRange regions,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult SplitHeadsOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             ValueRange operands,
+                                             DictionaryAttr attributes,
+                                             RegionRange regions,
+                                             SmallVectorImpl<Type> &inferred) {
   RankedTensorType x = operandTensor(operands, 0, 2);
   Adaptor adaptor(operands, attributes, regions);
   auto numHeads = adaptor.getNumHeadsAttr();
@@ -181,22 +185,25 @@ LogicalResult SplitHeadsOp::verify() {
   if (!ShapedType::isDynamic(features) && features % numHeads != 0)
     return emitOpError() << "x features " << features
                          << " is not a multiple of num_heads " << numHeads;
-  return checkResultType(*this, "result", getResult().getType(), splitType(x, numHeads));
+  return checkResultType(*this, "result", getResult().getType(),
+                         splitType(x, numHeads));
 }
 
-LogicalResult MergeHeadsOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, ValueRange operands,
-    DictionaryAttr, RegionRange, SmallVectorImpl<Type> &inferred) {
+LogicalResult MergeHeadsOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             ValueRange operands,
+                                             DictionaryAttr, RegionRange,
+                                             SmallVectorImpl<Type> &inferred) {
   RankedTensorType x = operandTensor(operands, 0, 3);
   if (!x)
     return inferFailure(loc, getOperationName());
   int64_t heads = x.getDimSize(1), headDim = x.getDimSize(2);
-  int64_t features = ShapedType::isDynamic(heads) ||
-                             ShapedType::isDynamic(headDim)
-                         ? kDynamic
-                         : heads * headDim;
-  inferred.push_back(RankedTensorType::get({x.getDimSize(0), features},
-                                           x.getElementType()));
+  int64_t features =
+      ShapedType::isDynamic(heads) || ShapedType::isDynamic(headDim)
+          ? kDynamic
+          : heads * headDim;
+  inferred.push_back(
+      RankedTensorType::get({x.getDimSize(0), features}, x.getElementType()));
   return success();
 }
 
@@ -208,7 +215,8 @@ LogicalResult MergeHeadsOp::verify() {
   SmallVector<Type, 1> expected;
   (void)inferReturnTypes(getContext(), getLoc(), (*this)->getOperands(),
                          (*this)->getAttrDictionary(), {}, expected);
-  return checkResultType(*this, "result", getResult().getType(), expected.front());
+  return checkResultType(*this, "result", getResult().getType(),
+                         expected.front());
 }
 
 //===----------------------------------------------------------------------===//
@@ -240,8 +248,9 @@ LogicalResult LogitsOp::verify() {
                       "weight hidden size", w.getDimSize(1))) ||
       failed(checkElementType(*this, "weight", w, "hidden", h)))
     return failure();
-  return checkDim(*this, "result vocab size", tensorType(getResult()).getDimSize(1),
-                  "weight vocab size", w.getDimSize(0));
+  return checkDim(*this, "result vocab size",
+                  tensorType(getResult()).getDimSize(1), "weight vocab size",
+                  w.getDimSize(0));
 }
 
 LogicalResult SampleOp::inferReturnTypes(MLIRContext *context,

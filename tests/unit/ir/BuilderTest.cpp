@@ -81,10 +81,9 @@ ModelSpec qwen3Like() {
 ModelSpec slidingLike() {
   ModelSpec spec = baseSpec("tiny-sliding", DType::F16);
   spec.family = "mistral";
-  spec.layers = {layer(LayerKind::SlidingAttention, 64),
-                 layer(LayerKind::FullAttention),
-                 layer(LayerKind::SlidingAttention, 64),
-                 layer(LayerKind::FullAttention)};
+  spec.layers = {
+      layer(LayerKind::SlidingAttention, 64), layer(LayerKind::FullAttention),
+      layer(LayerKind::SlidingAttention, 64), layer(LayerKind::FullAttention)};
   return spec;
 }
 
@@ -126,8 +125,7 @@ template <typename OpT> std::vector<OpT> collect(mlir::ModuleOp module) {
   return ops;
 }
 
-std::vector<AttentionOp> attentions(mlir::ModuleOp module,
-                                    AttentionKind kind) {
+std::vector<AttentionOp> attentions(mlir::ModuleOp module, AttentionKind kind) {
   std::vector<AttentionOp> ops;
   for (AttentionOp op : collect<AttentionOp>(module))
     if (op.getKind() == kind)
@@ -145,8 +143,8 @@ Weights weights(mlir::ModuleOp module) {
   Weights w;
   for (WeightOp op : collect<WeightOp>(module)) {
     std::string name = op.getName().str();
-    auto shape = op.getResult().getType().cast<mlir::RankedTensorType>()
-                     .getShape();
+    auto shape =
+        op.getResult().getType().cast<mlir::RankedTensorType>().getShape();
     w.shapes[name] = std::vector<int64_t>(shape.begin(), shape.end());
     ++w.count[name];
   }
@@ -157,8 +155,7 @@ using Shape = std::vector<int64_t>;
 
 } // namespace
 
-TEST_CASE("Llama-like: GQA, tied embeddings, llama3 rope",
-          "[builder][llama]") {
+TEST_CASE("Llama-like: GQA, tied embeddings, llama3 rope", "[builder][llama]") {
   Built built = build(llamaLike());
   mlir::ModuleOp module = *built.module;
   REQUIRE(mlir::succeeded(mlir::verify(module)));
@@ -255,7 +252,8 @@ TEST_CASE("Qwen3-like: explicit head_dim, QK-norm, untied",
   CHECK(w.shapes["model.layers.0.self_attn.k_norm.weight"] == Shape{32});
   CHECK(w.shapes["lm_head.weight"] == Shape{256, 64});
 
-  auto table = collect<LogitsOp>(module)[0].getWeight().getDefiningOp<WeightOp>();
+  auto table =
+      collect<LogitsOp>(module)[0].getWeight().getDefiningOp<WeightOp>();
   REQUIRE(table);
   CHECK(table.getName() == "lm_head.weight");
 }
