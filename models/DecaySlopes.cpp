@@ -29,8 +29,8 @@ std::vector<double> alibiSlopes(int64_t numHeads) {
     closest *= 2;
   std::vector<double> slopes = powerOfTwoSlopes(closest);
   std::vector<double> extra = alibiSlopes(2 * closest);
-  for (size_t i = 0; i < extra.size() &&
-                     static_cast<int64_t>(slopes.size()) < numHeads;
+  for (size_t i = 0;
+       i < extra.size() && static_cast<int64_t>(slopes.size()) < numHeads;
        i += 2)
     slopes.push_back(extra[i]);
   return slopes;
@@ -38,11 +38,12 @@ std::vector<double> alibiSlopes(int64_t numHeads) {
 
 std::vector<double> minimaxDecaySlopes(int64_t numHeads, int64_t layerIndex,
                                        int64_t numLayers) {
-  double layerFactor =
-      numLayers <= 1 ? 1.0 + 1e-5
-                     : 1.0 - static_cast<double>(layerIndex) /
-                                 static_cast<double>(numLayers - 1) +
-                           1e-5;
+  double layerFactor = numLayers <= 1
+                           ? 1.0 + 1e-5
+                           : 1.0 -
+                                 static_cast<double>(layerIndex) /
+                                     static_cast<double>(numLayers - 1) +
+                                 1e-5;
   std::vector<double> slopes = alibiSlopes(numHeads);
   for (double &s : slopes)
     s *= layerFactor;

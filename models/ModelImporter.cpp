@@ -108,6 +108,40 @@ void checkText(const std::string &text, const YamlContext &ctx) {
   }
 }
 
+/// A model file is one YAML document. Document markers ("---", "...") are
+/// only recognised at the start of a line and never occur inside a scalar
+/// there, so a line scan finds a second document without parsing it.
+void checkSingleDocument(const std::string &text, const YamlContext &ctx) {
+  std::istringstream in(text);
+  std::string line;
+  bool seenContent = false, ended = false;
+  for (int lineNo = 0; std::getline(in, line); ++lineNo) {
+    auto isMarker = [&](const char *m) {
+      return line.compare(0, 3, m) == 0 &&
+             (line.size() == 3 || line[3] == ' ' || line[3] == '\t' ||
+              line[3] == '\r');
+    };
+    size_t first = line.find_first_not_of(" \t\r");
+    bool blank = first == std::string::npos || line[first] == '#';
+    YAML::Mark mark;
+    mark.line = lineNo;
+    if (isMarker("---")) {
+      if (seenContent || ended)
+        ctx.fail(mark, "a model file holds one YAML document; found a "
+                       "second one here");
+      size_t rest = line.find_first_not_of(" \t\r", 3);
+      seenContent = rest != std::string::npos && line[rest] != '#';
+    } else if (isMarker("...")) {
+      ended = true;
+    } else if (!blank && line[0] != '%') {
+      if (ended)
+        ctx.fail(mark, "a model file holds one YAML document; found a "
+                       "second one here");
+      seenContent = true;
+    }
+  }
+}
+
 bool isBlank(const std::string &text) {
   std::istringstream in(text);
   std::string line;
@@ -131,15 +165,12 @@ ModelSpec parse(const std::string &text, const std::string &displayName,
     ctx.fail(YAML::Mark(), "model file is empty; expected a mapping starting "
                            "with 'format: " +
                                std::string(detail::kFormatV1) + "'");
-  std::vector<YAML::Node> docs = YAML::LoadAll(text);
-  if (docs.empty())
-    ctx.fail(YAML::Mark(), "model file holds no YAML document; expected a "
-                           "mapping starting with 'format: " +
-                               std::string(detail::kFormatV1) + "'");
-  if (docs.size() > 1)
-    ctx.fail(docs[1].Mark(), "a model file holds one YAML document; found a "
-                             "second one here");
-  return detail::readModelSpec(ctx, docs.front(), displayName);
+  checkSingleDocument(text, ctx);
+  // YAML::Load, not LoadAll: LoadAll can loop forever on malformed input
+  // after the first document (yaml-cpp 0.7), which checkSingleDocument has
+  // already ruled out anyway.
+  YAML::Node root = YAML::Load(text);
+  return detail::readModelSpec(ctx, root, displayName);
 }
 
 } // namespace

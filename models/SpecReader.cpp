@@ -149,7 +149,8 @@ ModelSpec SpecReader::read(const YAML::Node &root) {
   spec.vocabSize = top.requirePositiveInt("vocab_size");
   spec.hiddenSize = top.requirePositiveInt("hidden_size");
   int64_t numLayers = top.requirePositiveInt("num_layers");
-  spec.maxPositionEmbeddings = top.requirePositiveInt("max_position_embeddings");
+  spec.maxPositionEmbeddings =
+      top.requirePositiveInt("max_position_embeddings");
   spec.normEps = top.requirePositiveNumber("norm_eps");
   spec.tieWordEmbeddings = top.optBool("tie_word_embeddings", false);
 
@@ -220,8 +221,8 @@ std::vector<LayerEntry> SpecReader::readLayerKinds(const MapReader &top,
   const Field &list = types ? *types : *pattern;
   std::vector<Field> elements = ctx_.sequence(list);
   if (elements.empty())
-    ctx_.fail(list, "'" + list.path +
-                        "' is empty; expected at least one layer kind");
+    ctx_.fail(list,
+              "'" + list.path + "' is empty; expected at least one layer kind");
   std::vector<LayerEntry> given;
   for (const Field &e : elements)
     given.push_back({readLayerKind(e), e});
@@ -234,9 +235,10 @@ std::vector<LayerEntry> SpecReader::readLayerKinds(const MapReader &top,
     return given;
   }
   if (numLayers % n != 0)
-    ctx_.fail(list, "num_layers " + str(numLayers) +
-                        " is not a multiple of the length of 'layer_pattern' (" +
-                        str(n) + "); the pattern repeats over all layers");
+    ctx_.fail(list,
+              "num_layers " + str(numLayers) +
+                  " is not a multiple of the length of 'layer_pattern' (" +
+                  str(n) + "); the pattern repeats over all layers");
   for (int64_t i = 0; i < numLayers; ++i)
     out.push_back(given[i % n]);
   return out;
@@ -256,14 +258,14 @@ void SpecReader::checkSection(const MapReader &top, const std::string &section,
   if (first && !f) {
     if (!first->source)
       top.failMissing(section, " (every layer is full_attention)");
-    ctx_.fail(*first->source, layerName(firstIndex) + " is '" +
-                                  toString(first->kind) +
-                                  "' but the file has no '" + section +
-                                  "' section");
+    ctx_.fail(*first->source,
+              layerName(firstIndex) + " is '" + toString(first->kind) +
+                  "' but the file has no '" + section + "' section");
   }
   if (!first && f)
     ctx_.fail(f->anchor, "'" + section + "' is given but no layer uses " +
-                             usesWhat + "; remove it or change the layer kinds");
+                             usesWhat +
+                             "; remove it or change the layer kinds");
 }
 
 int64_t SpecReader::readHeadDim(const MapReader &section,
@@ -287,6 +289,7 @@ void SpecReader::readAttention(const MapReader &top, ModelSpec &spec) {
   AttentionSpec &a = spec.attention;
   Field headsField = att.require("num_heads");
   a.numHeads = ctx_.positiveInt(headsField);
+  a.headDim = readHeadDim(att, headsField, a.numHeads, spec.hiddenSize);
   a.numKvHeads = a.numHeads;
   if (auto f = att.find("num_kv_heads")) {
     a.numKvHeads = ctx_.positiveInt(*f);
@@ -295,7 +298,6 @@ void SpecReader::readAttention(const MapReader &top, ModelSpec &spec) {
                         ") does not divide num_heads (" + str(a.numHeads) +
                         "); each kv head serves a whole group of query heads");
   }
-  a.headDim = readHeadDim(att, headsField, a.numHeads, spec.hiddenSize);
   a.scale = 1.0 / std::sqrt(static_cast<double>(a.headDim));
   if (auto f = att.find("scale"))
     a.scale = ctx_.positiveNumber(*f);
@@ -310,8 +312,8 @@ void SpecReader::readAttention(const MapReader &top, ModelSpec &spec) {
     if (layers_[i].kind != LayerKind::SlidingAttention)
       continue;
     if (!windowField)
-      att.failMissing("sliding_window", " (" + layerName(i) +
-                                            " is sliding_attention)");
+      att.failMissing("sliding_window",
+                      " (" + layerName(i) + " is sliding_attention)");
     spec.layers[i].slidingWindow = window;
   }
   if (windowField && spec.layers.size() > 0) {
@@ -355,8 +357,8 @@ void SpecReader::readRope(const Field &f, ModelSpec &spec) {
     else if (s == "gptj")
       r.pairing = RopePairing::GptJ;
     else
-      ctx_.fail(*p, "unsupported rope pairing '" + s +
-                        "'; supported: neox, gptj");
+      ctx_.fail(*p,
+                "unsupported rope pairing '" + s + "'; supported: neox, gptj");
   }
   if (auto s = rope.find("scaling"))
     readScaling(*s, r.scaling);
@@ -496,15 +498,14 @@ void SpecReader::readWeights(const MapReader &top, ModelSpec &spec) {
   auto f = top.find("weights");
   if (!f)
     return; // random, seed 0, init_std 0.02 (the WeightsSpec defaults)
-  MapReader w(ctx_, *f, {"source", "seed", "init_std", "path"},
-              kWeightsHints);
+  MapReader w(ctx_, *f, {"source", "seed", "init_std", "path"}, kWeightsHints);
   Field sourceField = w.require("source");
   std::string source = ctx_.string(sourceField);
   WeightsSpec &ws = spec.weights;
   auto onlyFor = [&](const char *key, const char *src) {
     if (auto extra = w.find(key))
-      ctx_.fail(extra->anchor, "'" + extra->path +
-                                   "' applies only to 'source: " + src + "'");
+      ctx_.fail(extra->anchor,
+                "'" + extra->path + "' applies only to 'source: " + src + "'");
   };
   if (source == "random") {
     ws.source = WeightSource::Random;

@@ -22,8 +22,8 @@ size_t editDistance(const std::string &a, const std::string &b) {
   for (size_t i = 1; i <= a.size(); ++i) {
     for (size_t j = 1; j <= b.size(); ++j) {
       size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
-                          d[i - 1][j - 1] + cost});
+      d[i][j] =
+          std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
         d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
@@ -157,8 +157,8 @@ int64_t YamlContext::positiveInt(const Field &f, int64_t max) const {
 
 double YamlContext::number(const Field &f) const {
   auto bad = [&] {
-    fail(f, "expected a number for " + quoteKey(f) + ", got " +
-                describe(f.node));
+    fail(f,
+         "expected a number for " + quoteKey(f) + ", got " + describe(f.node));
   };
   if (!f.node.IsScalar() || !isPlain(f.node))
     bad();
@@ -206,20 +206,18 @@ bool YamlContext::boolean(const Field &f) const {
 
 std::string YamlContext::string(const Field &f) const {
   if (!f.node.IsScalar())
-    fail(f, "expected a string for " + quoteKey(f) + ", got " +
-                describe(f.node));
+    fail(f,
+         "expected a string for " + quoteKey(f) + ", got " + describe(f.node));
   return f.node.Scalar();
 }
 
 std::vector<Field> YamlContext::sequence(const Field &f) const {
   if (!f.node.IsSequence())
-    fail(f, "expected a list for " + quoteKey(f) + ", got " +
-                describe(f.node));
+    fail(f, "expected a list for " + quoteKey(f) + ", got " + describe(f.node));
   std::vector<Field> out;
   size_t i = 0;
   for (const YAML::Node &element : f.node) {
-    out.push_back(
-        {f.path + "[" + std::to_string(i) + "]", element, f.mark()});
+    out.push_back({f.path + "[" + std::to_string(i) + "]", element, f.mark()});
     ++i;
   }
   return out;
@@ -230,19 +228,19 @@ MapReader::MapReader(const YamlContext &ctx, const Field &map,
                      const std::map<std::string, std::string> &hints)
     : ctx_(ctx), self_(map) {
   if (!map.node.IsMap())
-    ctx.fail(map, (map.path.empty() ? std::string("expected a mapping at the "
-                                                  "top level")
-                                    : "expected a mapping for '" + map.path +
-                                          "'") +
-                      ", got " + YamlContext::describe(map.node));
+    ctx.fail(map,
+             (map.path.empty() ? std::string("expected a mapping at the "
+                                             "top level")
+                               : "expected a mapping for '" + map.path + "'") +
+                 ", got " + YamlContext::describe(map.node));
   for (auto it = map.node.begin(); it != map.node.end(); ++it) {
     // Copies: the iterator's pair is a temporary proxy.
     YAML::Node key = it->first;
     YAML::Node value = it->second;
     Field keyField{map.path, key, map.mark()};
     if (!key.IsScalar() || key.Scalar().empty())
-      ctx.fail(keyField, "expected a key name, got " +
-                             YamlContext::describe(key));
+      ctx.fail(keyField,
+               "expected a key name, got " + YamlContext::describe(key));
     const std::string &name = key.Scalar();
     for (const auto &entry : entries_)
       if (entry.first == name)
@@ -254,10 +252,9 @@ MapReader::MapReader(const YamlContext &ctx, const Field &map,
       auto hint = hints.find(name);
       // A dotted hint names a key of another section ("attention.head_dim"
       // for a Hugging Face top-level "head_dim").
-      if (hint != hints.end() &&
-          (hint->second.find('.') != std::string::npos ||
-           std::find(allowed.begin(), allowed.end(), hint->second) !=
-               allowed.end()))
+      if (hint != hints.end() && (hint->second.find('.') != std::string::npos ||
+                                  std::find(allowed.begin(), allowed.end(),
+                                            hint->second) != allowed.end()))
         suggestion = hint->second;
       else
         suggestion = nearestName(name, allowed);
@@ -291,8 +288,7 @@ Field MapReader::require(const std::string &key) const {
 
 void MapReader::failMissing(const std::string &key,
                             const std::string &extra) const {
-  std::string where =
-      self_.path.empty() ? "" : " in '" + self_.path + "'";
+  std::string where = self_.path.empty() ? "" : " in '" + self_.path + "'";
   ctx_.fail(self_, "missing required key '" + key + "'" + where + extra);
 }
 
