@@ -9,8 +9,9 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${STRATA_BUILD_DIR:-$root/build}
 
-packages=(cmake ninja-build g++ python3 libyaml-cpp-dev libboost-graph-dev
-          catch2 llvm-16-dev llvm-16-tools libmlir-16-dev mlir-16-tools)
+packages=(cmake ninja-build g++ clang-16 python3 libyaml-cpp-dev
+          libboost-graph-dev catch2 llvm-16-dev llvm-16-tools libmlir-16-dev
+          mlir-16-tools)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
@@ -24,7 +25,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# CUDA is optional: CMake turns it off with a message when nvcc is absent.
+# C and C++ are compiled with clang 16, the compiler Debian's MLIR 16
+# libraries were built with: GCC lays out lambda closures of MLIR's inline
+# functions differently, and mixing the two crashes the tools (see
+# ir/CMakeLists.txt). CUDA host code stays with g++, nvcc's default host
+# compiler. CUDA is optional: CMake turns it off with a message when nvcc is
+# absent.
+export CC=${CC:-clang-16} CXX=${CXX:-clang++-16} CUDAHOSTCXX=${CUDAHOSTCXX:-g++}
 # shellcheck disable=SC2086
 cmake -G Ninja -S "$root" -B "$build" \
   -DCMAKE_BUILD_TYPE=${STRATA_BUILD_TYPE:-RelWithDebInfo} \
