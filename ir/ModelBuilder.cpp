@@ -250,6 +250,16 @@ FailureOr<OwningOpRef<ModuleOp>> ForwardBuilder::build() {
       "strata.seed",
       b.getI64IntegerAttr(static_cast<int64_t>(spec.weights.seed)));
 
+  // Facts the passes size kernels by (the split-KV partitions of paged
+  // decode attention, the chunk of lightning prefill): read from the IR so
+  // that the same pipeline serves every model.
+  if (spec.maxPositionEmbeddings > 0)
+    module->getOperation()->setAttr(
+        "strata.max_positions", b.getI64IntegerAttr(spec.maxPositionEmbeddings));
+  if (numLinear > 0)
+    module->getOperation()->setAttr(
+        "strata.linear_chunk_size", b.getI64IntegerAttr(spec.linear.chunkSize));
+
   auto tokens = RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type());
   SmallVector<Type> inputs = {tokens, tokens, SeqsType::get(&ctx)};
   SmallVector<Type> results = {RankedTensorType::get(

@@ -21,23 +21,30 @@ LogicalResult ConcatWeightsOp::verify() {
   ValueRange inputs = getInputs();
   if (inputs.size() < 2)
     return emitOpError() << "needs at least 2 inputs, got " << inputs.size();
-  int64_t axis = getAxisAttr().getInt();
-  if (axis < 0 || axis >= 2)
-    return emitOpError() << "axis " << axis << " is out of range for rank 2";
   RankedTensorType first = tensorType(inputs[0]);
+  int64_t rank = first.getRank();
+  int64_t axis = getAxisAttr().getInt();
+  if (axis < 0 || axis >= rank)
+    return emitOpError() << "axis " << axis << " is out of range for rank "
+                         << rank;
   SmallVector<int64_t, 2> shape(first.getShape());
   for (unsigned i = 1; i < inputs.size(); ++i) {
     RankedTensorType t = tensorType(inputs[i]);
+    if (t.getRank() != rank)
+      return emitOpError() << "input " << i << " rank " << t.getRank()
+                           << " != input 0 rank " << rank;
     if (failed(checkElementType(*this, ("input " + Twine(i)).str(), t,
                                 "input 0", first)))
       return failure();
+    shape[axis] += t.getDimSize(axis);
+    if (rank == 1)
+      continue;
     int64_t other = 1 - axis;
     if (failed(checkDim(
             *this, "input " + Twine(i) + " dim " + Twine(other) + " size",
             t.getDimSize(other), "input 0 dim " + Twine(other) + " size",
             first.getDimSize(other))))
       return failure();
-    shape[axis] += t.getDimSize(axis);
   }
   return checkResultType(*this, "result", getResult().getType(),
                          RankedTensorType::get(shape, first.getElementType()));

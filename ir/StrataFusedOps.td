@@ -23,14 +23,17 @@ def Strata_ConcatWeightsOp : Strata_Op<"concat_weights", [Pure]> {
     GEMM replaces several: q, k and v projections become one packed QKV
     projection, gate and up one gate-up projection. The operand order is the
     order of the slices in the result (for QKV: q rows, then k, then v), so
-    the packing is fully recorded by the operands' types.
+    the packing is fully recorded by the operands' types. Biases (rank 1)
+    are packed the same way along axis 0.
 
     ```mlir
     %wqkv = strata.concat_weights %wq, %wk, %wv {axis = 0 : i64} : tensor<128x64xf16>, tensor<64x64xf16>, tensor<64x64xf16> -> tensor<256x64xf16>
+    %bqkv = strata.concat_weights %bq, %bk, %bv {axis = 0 : i64} : tensor<128xf16>, tensor<64xf16>, tensor<64xf16> -> tensor<256xf16>
     ```
   }];
-  let arguments = (ins Variadic<Strata_Matrix>:$inputs, I64Attr:$axis);
-  let results = (outs Strata_Matrix:$result);
+  let arguments = (ins Variadic<AnyTypeOf<[Strata_Vector, Strata_Matrix]>>:$inputs,
+                       I64Attr:$axis);
+  let results = (outs AnyTypeOf<[Strata_Vector, Strata_Matrix]>:$result);
   let assemblyFormat = [{
     $inputs attr-dict `:` type($inputs) `->` type($result)
   }];

@@ -220,6 +220,50 @@ LogicalResult MergeHeadsOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// HeadSliceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult HeadSliceOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            ValueRange operands,
+                                            DictionaryAttr attributes,
+                                            RegionRange regions,
+                                            SmallVectorImpl<Type> &inferred) {
+  RankedTensorType x = operandTensor(operands, 0, 3);
+  Adaptor adaptor(operands, attributes, regions);
+  auto numHeads = adaptor.getNumHeadsAttr();
+  if (!x || !numHeads)
+    return inferFailure(loc, getOperationName());
+  inferred.push_back(RankedTensorType::get(
+      {x.getDimSize(0), numHeads.getInt(), x.getDimSize(2)},
+      x.getElementType()));
+  return success();
+}
+
+bool HeadSliceOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return sameRanks(l, r);
+}
+
+LogicalResult HeadSliceOp::verify() {
+  RankedTensorType x = tensorType(getX());
+  int64_t first = getFirstAttr().getInt();
+  int64_t numHeads = getNumHeadsAttr().getInt();
+  if (first < 0)
+    return emitOpError() << "first must be >= 0, got " << first;
+  if (failed(checkPositive(*this, "num_heads", numHeads)))
+    return failure();
+  int64_t heads = x.getDimSize(1);
+  if (!ShapedType::isDynamic(heads) && first + numHeads > heads)
+    return emitOpError() << "heads " << first << ".." << first + numHeads - 1
+                         << " are out of range for x heads " << heads;
+  SmallVector<Type, 1> expected;
+  (void)inferReturnTypes(getContext(), getLoc(), (*this)->getOperands(),
+                         (*this)->getAttrDictionary(), {}, expected);
+  return checkResultType(*this, "result", getResult().getType(),
+                         expected.front());
+}
+
+//===----------------------------------------------------------------------===//
 // LogitsOp, SampleOp
 //===----------------------------------------------------------------------===//
 

@@ -134,6 +134,28 @@ def Strata_MergeHeadsOp : Strata_Op<"merge_heads",
   let extraClassDeclaration = Strata_RankOnlyCompatibleReturnTypes;
 }
 
+def Strata_HeadSliceOp : Strata_Op<"head_slice",
+    [Pure, Strata_InferResultShape]> {
+  let summary = "a contiguous range of heads of [T, H, D]";
+  let description = [{
+    Heads `first` to `first + num_heads - 1` of every token. The fusion of
+    the q, k and v projections into one packed projection `[T, Hq + 2*Hkv,
+    D]` slices q, k and v out of it with this op, so that consumers that are
+    not fused (RoPE, QK-norm, the KV append, attention) keep reading their
+    own tensors; a kernel reads the slice as a strided view of the packed
+    buffer, nothing is copied.
+
+    ```mlir
+    %k = strata.head_slice %qkv {first = 4 : i64, num_heads = 2 : i64} : tensor<?x8x32xf16> -> tensor<?x2x32xf16>
+    ```
+  }];
+  let arguments = (ins Strata_Act3D:$x, I64Attr:$first, I64Attr:$num_heads);
+  let results = (outs Strata_Act3D:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = Strata_RankOnlyCompatibleReturnTypes;
+}
+
 def Strata_HeadNormOp : Strata_Op<"head_norm",
     [Pure, AllTypesMatch<["x", "result"]>]> {
   let summary = "per-head RMSNorm over head_dim (QK-norm)";
