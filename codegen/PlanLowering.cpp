@@ -1,0 +1,349 @@
+#include "codegen/PlanLowering.h"
+
+#include "codegen/ProgramGraph.h"
+#include "ir/StrataOps.h"
+#include "ir/StrataTypes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <map>
+
+namespace strata {
+
+namespace {
+
+using plan::Buffer;
+using plan::BufferKind;
+using plan::Dim;
+
+mlir::FailureOr<plan::DType> toPlanDType(mlir::Operation *op,
+                                         mlir::Type type) {
+  if (type.isF32())
+    return plan::DType::F32;
+  if (type.isF16())
+    return plan::DType::F16;
+  if (type.isBF16())
+    return plan::DType::BF16;
+  if (type.isInteger(32))
+    return plan::DType::I32;
+  return op->emitError() << "plan lowering: unsupported element type "
+                         << type;
+}
+
+/// The enum keyword of an attribute, or empty when it is no strata enum.
+std::string enumKeyword(mlir::Attribute attr) {
+  return llvm::TypeSwitch<mlir::Attribute, std::string>(attr)
+      .Case([](RopeVariantAttr a) {
+        return stringifyRopeVariant(a.getValue()).str();
+      })
+      .Case([](RopePairingKindAttr a) {
+        return stringifyRopePairingKind(a.getValue()).str();
+      })
+      .Case([](RopeScalingKindAttr a) {
+        return stringifyRopeScalingKind(a.getValue()).str();
+      })
+      .Case([](AttentionKindAttr a) {
+        return stringifyAttentionKind(a.getValue()).str();
+      })
+      .Case([](PhaseAttr a) { return stringifyPhase(a.getValue()).str(); })
+      .Default([](mlir::Attribute) { return std::string(); });
+}
+
+mlir::FailureOr<plan::AttrValue> toPlanAttr(mlir::Operation *op,
+                                            mlir::NamedAttribute named) {
+  mlir::Attribute attr = named.getValue();
+  if (std::string keyword = enumKeyword(attr); !keyword.empty())
+    return plan::AttrValue(keyword);
+  if (auto i = attr.dyn_cast<mlir::IntegerAttr>())
+    return plan::AttrValue(int64_t(i.getValue().getSExtValue()));
+  if (auto f = attr.dyn_cast<mlir::FloatAttr>())
+    return plan::AttrValue(f.getValueAsDouble());
+  if (auto b = attr.dyn_cast<mlir::BoolAttr>())
+    return plan::AttrValue(int64_t(b.getValue()));
+  if (attr.isa<mlir::UnitAttr>())
+    return plan::AttrValue(int64_t(1));
+  if (auto s = attr.dyn_cast<mlir::StringAttr>())
+    return plan::AttrValue(s.str());
+  if (auto a = attr.dyn_cast<mlir::DenseF64ArrayAttr>())
+    return plan::AttrValue(std::vector<double>(a.asArrayRef().begin(),
+                                               a.asArrayRef().end()));
+  if (auto a = attr.dyn_cast<mlir::DenseI64ArrayAttr>())
+    return plan::AttrValue(std::vector<int64_t>(a.asArrayRef().begin(),
+                                                a.asArrayRef().end()));
+  return op->emitError() << "plan lowering: attribute '"
+                         << named.getName().strref()
+                         << "' has a kind plans cannot hold: " << attr;
+}
+
+/// Lowers one function; the plan-wide pieces (weights) go to `plan`.
+class ProgramLowering {
+public:
+  ProgramLowering(plan::Plan &plan, const PlanLoweringOptions &options)
+      : plan_(plan), options_(options) {}
+
+  mlir::FailureOr<plan::Program> lower(mlir::func::FuncOp func);
+
+private:
+  mlir::LogicalResult addArgument(mlir::BlockArgument arg);
+  mlir::LogicalResult addWeight(mlir::Operation *op);
+  mlir::LogicalResult addLaunch(mlir::Operation *op);
+  mlir::FailureOr<int32_t> tensorBuffer(mlir::Operation *op, mlir::Value v,
+                                        BufferKind kind,
+                                        const std::string &name);
+  void schedule(plan::Program &program);
+
+  plan::Plan &plan_;
+  const PlanLoweringOptions &options_;
+  plan::Program program_;
+  llvm::DenseMap<mlir::Value, int32_t> bufferOf_;
+  llvm::StringMap<int32_t> weightIndex_;
+  int kvBuffer_ = -1, stateBuffer_ = -1;
+};
+
+mlir::FailureOr<int32_t>
+ProgramLowering::tensorBuffer(mlir::Operation *op, mlir::Value v,
+                              BufferKind kind, const std::string &name) {
+  auto type = v.getType().cast<mlir::RankedTensorType>();
+  auto dtype = toPlanDType(op, type.getElementType());
+  if (mlir::failed(dtype))
+    return mlir::failure();
+  Buffer b;
+  b.name = name;
+  b.kind = kind;
+  b.dtype = *dtype;
+  // The leading dynamic dimension counts tokens, except for per-sequence
+  // results (logits of last tokens, sampled ids), which count sequences.
+  bool perSequence =
+      (mlir::isa<LogitsOp>(op) && !op->hasAttr("all_tokens")) ||
+      mlir::isa<SampleOp>(op);
+  for (int64_t d : type.getShape())
+    b.shape.push_back(mlir::ShapedType::isDynamic(d)
+                          ? (perSequence ? Dim::batch() : Dim::tokens())
+                          : Dim::constant(d));
+  program_.buffers.push_back(b);
+  int32_t index = static_cast<int32_t>(program_.buffers.size() - 1);
+  bufferOf_[v] = index;
+  return index;
+}
+
+mlir::LogicalResult ProgramLowering::addArgument(mlir::BlockArgument arg) {
+  Buffer b;
+  std::string name = "arg" + std::to_string(arg.getArgNumber());
+  mlir::Type type = arg.getType();
+  if (auto kv = type.dyn_cast<KVCacheType>()) {
+    plan_.kvCache = {kv.getLayers(), kv.getKvHeads(), kv.getHeadDim(),
+                     kv.getBlockSize(), plan::DType::BF16};
+    auto dtype = toPlanDType(arg.getOwner()->getParentOp(), kv.getElementType());
+    if (mlir::failed(dtype))
+      return mlir::failure();
+    plan_.kvCache.dtype = *dtype;
+    b = Buffer{"kv_cache", BufferKind::KvCache, *dtype, {}, 0, -1};
+    kvBuffer_ = static_cast<int>(program_.buffers.size());
+  } else if (auto st = type.dyn_cast<LinearStateType>()) {
+    plan_.linearState = {st.getLayers(), st.getHeads(), st.getKeyDim(),
+                         st.getValueDim()};
+    b = Buffer{"linear_state", BufferKind::LinearState, plan::DType::F32,
+               {}, 0, -1};
+    stateBuffer_ = static_cast<int>(program_.buffers.size());
+  } else if (type.isa<SeqsType>()) {
+    b = Buffer{"seqs", BufferKind::Input, plan::DType::I32, {}, 0, -1};
+  } else if (type.isa<mlir::RankedTensorType>()) {
+    return mlir::success(
+        !mlir::failed(tensorBuffer(arg.getOwner()->getParentOp(), arg,
+                                   BufferKind::Input, name)));
+  } else {
+    return arg.getOwner()->getParentOp()->emitError()
+           << "plan lowering: argument " << arg.getArgNumber()
+           << " has a type plans cannot hold: " << type;
+  }
+  program_.buffers.push_back(b);
+  bufferOf_[arg] = static_cast<int32_t>(program_.buffers.size() - 1);
+  return mlir::success();
+}
+
+mlir::LogicalResult ProgramLowering::addWeight(mlir::Operation *op) {
+  auto type = op->getResult(0).getType().cast<mlir::RankedTensorType>();
+  auto dtype = toPlanDType(op, type.getElementType());
+  if (mlir::failed(dtype))
+    return mlir::failure();
+  plan::Weight w;
+  w.dtype = *dtype;
+  w.shape.assign(type.getShape().begin(), type.getShape().end());
+  if (auto weight = mlir::dyn_cast<WeightOp>(op)) {
+    w.name = weight.getName().str();
+  } else {
+    // Packed weights are named after their sources, which are weights.
+    for (mlir::Value source : op->getOperands()) {
+      auto src = source.getDefiningOp<WeightOp>();
+      if (!src)
+        return op->emitError()
+               << "plan lowering: packed weights must come from "
+                  "strata.weight ops";
+      w.packedFrom.push_back(src.getName().str());
+    }
+    w.name = "packed(";
+    for (size_t i = 0; i < w.packedFrom.size(); ++i)
+      w.name += (i ? "," : "") + w.packedFrom[i];
+    w.name += ")";
+  }
+  auto [it, inserted] = weightIndex_.try_emplace(
+      w.name, static_cast<int32_t>(plan_.weights.size()));
+  if (inserted)
+    plan_.weights.push_back(w);
+  Buffer b{w.name, BufferKind::Weight, w.dtype, {}, 0, it->second};
+  for (int64_t d : w.shape)
+    b.shape.push_back(Dim::constant(d));
+  program_.buffers.push_back(b);
+  bufferOf_[op->getResult(0)] =
+      static_cast<int32_t>(program_.buffers.size() - 1);
+  return mlir::success();
+}
+
+mlir::LogicalResult ProgramLowering::addLaunch(mlir::Operation *op) {
+  plan::Launch launch;
+  launch.kernel = op->getName().stripDialect().str();
+  for (mlir::NamedAttribute named : op->getAttrs()) {
+    llvm::StringRef attrName = named.getName().strref();
+    if (attrName == "operand_segment_sizes")
+      continue;
+    std::string keyword = enumKeyword(named.getValue());
+    if ((attrName == "variant" || attrName == "kind") && !keyword.empty()) {
+      launch.variant = keyword;
+      continue;
+    }
+    auto value = toPlanAttr(op, named);
+    if (mlir::failed(value))
+      return mlir::failure();
+    launch.attrs.push_back({attrName.str(), *value});
+  }
+
+  for (mlir::Value v : op->getOperands()) {
+    auto it = bufferOf_.find(v);
+    if (it == bufferOf_.end())
+      return op->emitError() << "plan lowering: operand is not produced by "
+                                "a lowered op or argument";
+    launch.inputs.push_back(it->second);
+  }
+  for (mlir::OpResult r : op->getResults()) {
+    mlir::Type type = r.getType();
+    if (type.isa<KVCacheType>() || type.isa<LinearStateType>()) {
+      // The new cache/state is the same storage, updated in place.
+      int32_t buffer = type.isa<KVCacheType>() ? kvBuffer_ : stateBuffer_;
+      if (buffer < 0)
+        return op->emitError() << "plan lowering: the function has no "
+                                  "cache or state argument to update";
+      bufferOf_[r] = buffer;
+      launch.outputs.push_back(buffer);
+      continue;
+    }
+    if (!type.isa<mlir::RankedTensorType>())
+      return op->emitError() << "plan lowering: result type " << type
+                             << " cannot be stored";
+    std::string name = launch.kernel + "." +
+                       std::to_string(program_.launches.size()) + "." +
+                       std::to_string(r.getResultNumber());
+    auto buffer = tensorBuffer(op, r, BufferKind::Arena, name);
+    if (mlir::failed(buffer))
+      return mlir::failure();
+    launch.outputs.push_back(*buffer);
+  }
+  program_.launches.push_back(std::move(launch));
+  return mlir::success();
+}
+
+void ProgramLowering::schedule(plan::Program &program) {
+  const plan::Limits limits{options_.maxTokens, options_.maxBatch};
+  std::vector<sched::LaunchNode> nodes = sched::launchNodes(program, limits);
+  auto deps = sched::findDependencies(nodes);
+  sched::ScheduleOptions scheduleOptions;
+  scheduleOptions.maxStreams = options_.numStreams;
+  sched::Schedule s = sched::scheduleLaunches(nodes, deps, scheduleOptions);
+
+  const int numLaunches = static_cast<int>(program.launches.size());
+  std::vector<int32_t> requestBuffer;
+  std::vector<sched::BufferRequest> requests =
+      sched::arenaRequests(program, limits, requestBuffer);
+  sched::MemoryPlan memory = sched::planMemory(requests, s, numLaunches);
+  for (size_t r = 0; r < requests.size(); ++r)
+    program.buffers[requestBuffer[r]].arenaOffset = memory.offsets[r];
+  program.arenaBytes = memory.peakBytes;
+
+  // Launches in issue order, each on its stream; events renumbered.
+  std::vector<int32_t> issuePosition(numLaunches);
+  std::vector<plan::Launch> ordered;
+  for (int i = 0; i < numLaunches; ++i) {
+    int l = s.issueOrder[i];
+    issuePosition[l] = i;
+    ordered.push_back(std::move(program.launches[l]));
+    ordered.back().stream = s.stream[l];
+  }
+  program.launches = std::move(ordered);
+  program.numStreams = static_cast<int32_t>(s.streams.size());
+  for (const sched::Event &e : s.events)
+    program.events.push_back({issuePosition[e.from], issuePosition[e.to]});
+}
+
+mlir::FailureOr<plan::Program>
+ProgramLowering::lower(mlir::func::FuncOp func) {
+  program_ = plan::Program();
+  program_.phase = func.getSymName().str();
+  for (mlir::BlockArgument arg : func.getArguments())
+    if (mlir::failed(addArgument(arg)))
+      return mlir::failure();
+  for (mlir::Operation &op : func.getBody().front()) {
+    if (mlir::isa<mlir::func::ReturnOp>(op)) {
+      for (mlir::Value v : op.getOperands()) {
+        int32_t b = bufferOf_.lookup(v);
+        if (program_.buffers[b].kind == BufferKind::Arena)
+          program_.buffers[b].kind = BufferKind::Output;
+      }
+      continue;
+    }
+    if (op.getDialect() == nullptr ||
+        op.getDialect()->getNamespace() != "strata")
+      return op.emitError() << "plan lowering: only strata ops can be "
+                               "lowered, got "
+                            << op.getName();
+    mlir::LogicalResult r = mlir::isa<WeightOp, ConcatWeightsOp>(op)
+                                ? addWeight(&op)
+                                : addLaunch(&op);
+    if (mlir::failed(r))
+      return mlir::failure();
+  }
+  schedule(program_);
+  return std::move(program_);
+}
+
+} // namespace
+
+mlir::FailureOr<plan::Plan> lowerToPlan(mlir::ModuleOp module,
+                                        const PlanLoweringOptions &options) {
+  plan::Plan result;
+  if (auto name = module->getAttrOfType<mlir::StringAttr>("strata.model_name"))
+    result.modelName = name.str();
+  if (auto seed = module->getAttrOfType<mlir::IntegerAttr>("strata.seed"))
+    result.weightSeed = seed.getValue().getZExtValue();
+  result.limits = {options.maxTokens, options.maxBatch};
+  for (auto func : module.getOps<mlir::func::FuncOp>()) {
+    ProgramLowering lowering(result, options);
+    auto program = lowering.lower(func);
+    if (mlir::failed(program))
+      return mlir::failure();
+    for (mlir::Type t : func.getResultTypes())
+      if (auto logits = t.dyn_cast<mlir::RankedTensorType>();
+          logits && logits.getRank() == 2 && logits.getElementType().isF32())
+        result.vocabSize = logits.getDimSize(1);
+    result.programs.push_back(std::move(*program));
+  }
+  if (result.programs.empty())
+    return module->emitError() << "plan lowering: the module has no function";
+  if (std::string invalid = plan::validatePlan(result); !invalid.empty())
+    return module->emitError() << "plan lowering produced an invalid plan: "
+                               << invalid;
+  return result;
+}
+
+} // namespace strata

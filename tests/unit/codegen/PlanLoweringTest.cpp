@@ -1,0 +1,111 @@
+// Lowering every model in models/ to a plan: the plan validates, survives
+// the file round trip, and its schedule and arena honour every hazard, on
+// one stream and on several.
+#include "codegen/PlanLowering.h"
+#include "codegen/ProgramGraph.h"
+#include "ir/ModelBuilder.h"
+#include "ir/StrataDialect.h"
+#include "models/ModelImporter.h"
+#include "runtime/plan/PlanFile.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+namespace {
+
+std::vector<std::string> modelFiles() {
+  std::vector<std::string> files;
+  for (const auto &entry :
+       std::filesystem::directory_iterator(STRATA_SOURCE_DIR "/models"))
+    if (entry.path().extension() == ".yaml")
+      files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+strata::plan::Plan lower(const std::string &file, int streams) {
+  strata::ImportResult imported = strata::importModelFile(file);
+  REQUIRE(imported.ok);
+  mlir::MLIRContext context;
+  mlir::DialectRegistry registry;
+  strata::registerStrataDialect(registry);
+  context.appendDialectRegistry(registry);
+  auto module = strata::buildForwardModule(context, imported.spec);
+  REQUIRE(mlir::succeeded(module));
+  strata::PlanLoweringOptions options;
+  options.maxTokens = 512;
+  options.maxBatch = 16;
+  options.numStreams = streams;
+  auto plan = strata::lowerToPlan(**module, options);
+  REQUIRE(mlir::succeeded(plan));
+  return *plan;
+}
+
+} // namespace
+
+TEST_CASE("every model lowers to a plan whose schedule and arena are safe") {
+  std::vector<std::string> files = modelFiles();
+  REQUIRE(files.size() >= 8);
+  for (const std::string &file : files)
+    for (int streams : {1, 3}) {
+      INFO(file << " on " << streams << " streams");
+      strata::plan::Plan plan = lower(file, streams);
+      REQUIRE(plan.programs.size() == 1);
+      const strata::plan::Program &p = plan.programs[0];
+      CHECK(strata::plan::validatePlan(plan).empty());
+      CHECK(strata::sched::checkProgram(p, plan.limits).empty());
+      CHECK(p.numStreams >= 1);
+      CHECK(p.numStreams <= streams);
+      // Reuse: the arena is far smaller than all transient buffers together.
+      uint64_t total = 0;
+      std::vector<int32_t> ids;
+      for (const auto &r :
+           strata::sched::arenaRequests(p, plan.limits, ids))
+        total += r.bytes;
+      CHECK(p.arenaBytes < total / 4);
+      CHECK(plan.vocabSize > 0);
+      // The plan file round trip is exact.
+      strata::plan::Plan back;
+      std::string error;
+      REQUIRE(strata::plan::deserializePlan(
+          strata::plan::serializePlan(plan), "x", back, error));
+      CHECK(back == plan);
+    }
+}
+
+TEST_CASE("a hybrid model's plan records its cache, state and weights") {
+  strata::plan::Plan plan =
+      lower(STRATA_SOURCE_DIR "/models/tiny-minimax.yaml", 2);
+  CHECK(plan.modelName == "tiny-minimax");
+  CHECK(plan.weightSeed == 5);
+  CHECK(plan.kvCache.layers == 1);
+  CHECK(plan.kvCache.blockSize == 16);
+  CHECK(plan.linearState.layers == 3);
+  CHECK(plan.linearState.heads == 8);
+  const strata::plan::Program &p = plan.programs[0];
+  int linear = 0, softmax = 0;
+  for (const auto &l : p.launches)
+    if (l.kernel == "attention")
+      (l.variant == "linear" ? linear : softmax)++;
+  CHECK(linear == 3);
+  CHECK(softmax == 1);
+  // An untied model has its lm_head among the weights, once.
+  int heads = 0;
+  for (const auto &w : plan.weights)
+    heads += w.name == "lm_head.weight";
+  CHECK(heads == 1);
+}
+
+TEST_CASE("the checker catches a plan whose events were dropped") {
+  strata::plan::Plan plan =
+      lower(STRATA_SOURCE_DIR "/models/tiny-minimax.yaml", 3);
+  strata::plan::Program &p = plan.programs[0];
+  REQUIRE(p.numStreams > 1);
+  REQUIRE_FALSE(p.events.empty());
+  p.events.clear();
+  CHECK_THAT(strata::sched::checkProgram(p, plan.limits),
+             Catch::Matchers::Contains("is not ordered by the streams"));
+}
