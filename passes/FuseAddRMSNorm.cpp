@@ -1,0 +1,77 @@
+//===- FuseAddRMSNorm.cpp - residual add + RMSNorm in one kernel ----------===//
+//
+// Every layer adds its attention and MLP outputs to the residual stream and
+// normalizes the sum right away for the next block. Done separately, the
+// sum is written and read back; strata.add_rms_norm writes it once (for the
+// next residual add) and the normed tensor once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/StrataOps.h"
+#include "passes/Passes.h"
+#include "passes/PhaseFacts.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+
+namespace strata {
+#define GEN_PASS_DEF_FUSEADDRMSNORM
+#include "passes/Passes.h.inc"
+} // namespace strata
+
+namespace strata {
+namespace {
+
+struct AddThenNorm : OpRewritePattern<RMSNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RMSNormOp norm,
+                                PatternRewriter &rewriter) const override {
+    auto add = norm.getX().getDefiningOp<AddOp>();
+    if (!add)
+      return rewriter.notifyMatchFailure(norm, "input is not a residual add");
+    // Fusing each of two norms of one sum would compute the sum twice.
+    if (llvm::count_if(add->getUsers(),
+                       [](Operation *user) { return isa<RMSNormOp>(user); }) !=
+        1)
+      return rewriter.notifyMatchFailure(norm, "the sum feeds several norms");
+    // The fused op replaces the add, so the norm's weight must exist there;
+    // a parameter has no operands and can always move up.
+    Operation *weight = norm.getWeight().getDefiningOp();
+    if (!weight || weight->getNumOperands() != 0 ||
+        weight->getBlock() != add->getBlock())
+      return rewriter.notifyMatchFailure(norm, "weight is not a parameter");
+    if (add->isBeforeInBlock(weight))
+      rewriter.updateRootInPlace(weight, [&] { weight->moveBefore(add); });
+
+    rewriter.setInsertionPoint(add);
+    // The builder adds the block's output (rhs) to the stream (lhs).
+    auto fused = rewriter.create<AddRMSNormOp>(
+        add.getLoc(), add.getType(), add.getType(), add.getRhs(),
+        add.getLhs(), norm.getWeight(), norm.getEpsAttr());
+    rewriter.replaceOp(norm, fused.getNormed());
+    rewriter.replaceOp(add, fused.getSum());
+    return success();
+  }
+};
+
+class FuseAddRMSNormPass
+    : public impl::FuseAddRMSNormBase<FuseAddRMSNormPass> {
+public:
+  using Base::Base;
+
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<AddThenNorm>(&getContext());
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (readPhaseFacts(func) &&
+          failed(applyPatternsAndFoldGreedily(func, frozen)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace strata

@@ -1,0 +1,190 @@
+//===- SelectAttention.cpp - the attention kernel of every layer ----------===//
+//
+// strata.attention says what a layer computes; which kernel computes it
+// best depends on the phase: fresh tokens on an empty cache (prefill), new
+// tokens on a cached prefix (extend), one token per sequence (decode), a
+// token tree (verify). The kernel ops carry what the kernel needs beyond
+// the generic op: split-KV partitions for decode, the parent ids for a
+// tree, the chunk size for lightning prefill.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/StrataOps.h"
+#include "passes/Passes.h"
+#include "passes/PhaseFacts.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace strata {
+#define GEN_PASS_DEF_SELECTATTENTION
+#include "passes/Passes.h.inc"
+} // namespace strata
+
+namespace strata {
+namespace {
+
+// Lightning prefill chunk and split-KV bounds when the module has no facts.
+constexpr int64_t kDefaultChunkSize = 64;
+constexpr int64_t kDefaultMaxSplits = 16;
+constexpr int64_t kMaxSplitsCap = 64;
+
+/// Kernel parameters resolved once per module from options and facts.
+struct KernelParams {
+  int64_t maxSplits;
+  int64_t chunkSize;
+};
+
+/// Attributes every softmax kernel carries over from the generic op.
+struct SoftmaxAttrs {
+  IntegerAttr layer;
+  FloatAttr scale;
+  IntegerAttr window;
+};
+
+/// The generic op's verifier guarantees a scale on softmax attention.
+SoftmaxAttrs softmaxAttrs(AttentionOp op, OpBuilder &b) {
+  return {op.getLayerAttr(), op.getScaleAttr(),
+          b.getI64IntegerAttr(op.getSlidingWindow().value_or(0))};
+}
+
+/// The packed rotated QKV buffer that q was sliced from, when the layer's
+/// rope_kv_write packed also wrote the cache this op reads.
+Value packedSource(AttentionOp op) {
+  auto slice = op.getInputs().front().getDefiningOp<HeadSliceOp>();
+  if (!slice || slice.getFirst() != 0)
+    return {};
+  auto write = slice.getX().getDefiningOp<RopeKVWriteOp>();
+  if (!write || write.getVariant() != RopeVariant::Packed ||
+      write.getOut() != slice.getX() || write.getNewCache() != op.getState() ||
+      static_cast<int64_t>(slice.getNumHeads()) !=
+          static_cast<int64_t>(write.getNumQHeads()))
+    return {};
+  return write.getOut();
+}
+
+Value selectSoftmax(AttentionOp op, const PhaseFacts &facts,
+                    const KernelParams &params, OpBuilder &b) {
+  if (!op.getCausal())
+    return {};
+  Location loc = op.getLoc();
+  Value q = op.getInputs().front(), cache = op.getState(),
+        seqs = op.getSeqs();
+  SoftmaxAttrs a = softmaxAttrs(op, b);
+  switch (facts.phase) {
+  case Phase::Prefill:
+    if (Value packed = packedSource(op)) {
+      auto write = packed.getDefiningOp<RopeKVWriteOp>();
+      return b.create<PrefillAttentionOp>(
+          loc, q.getType(), packed, seqs, write.getNumQHeadsAttr(),
+          write.getNumKvHeadsAttr(), a.scale, a.window);
+    }
+    // Without the packed buffer the cache holds k and v: attending over it
+    // as an extend of an empty prefix is correct.
+    [[fallthrough]];
+  case Phase::Extend:
+    return b.create<ExtendAttentionOp>(loc, q.getType(), q, cache, seqs,
+                                       a.layer, a.scale, a.window);
+  case Phase::Decode:
+    return b.create<PagedDecodeAttentionOp>(
+        loc, q.getType(), q, cache, seqs, a.layer, a.scale, a.window,
+        b.getI64IntegerAttr(params.maxSplits));
+  case Phase::Verify:
+    if (!facts.parentIds)
+      return {};
+    return b.create<TreeAttentionOp>(loc, q.getType(), q, cache, seqs,
+                                     facts.parentIds, a.layer, a.scale,
+                                     a.window);
+  }
+  return {};
+}
+
+/// Replaces a linear attention op; false when the phase has no kernel.
+bool selectLinear(AttentionOp op, const PhaseFacts &facts,
+                  const KernelParams &params, OpBuilder &b) {
+  // A recurrent state follows one path: a tree of drafts has no kernel.
+  if (facts.phase == Phase::Verify && facts.draft != DraftShape::Chain)
+    return false;
+  ValueRange in = op.getInputs();
+  Location loc = op.getLoc();
+  TypeRange types = op->getResultTypes();
+  Operation *fused;
+  if (facts.phase == Phase::Decode)
+    fused = b.create<LightningDecodeOp>(loc, types, in[0], in[1], in[2],
+                                        op.getState(), op.getSeqs(),
+                                        op.getLayerAttr(),
+                                        op.getDecaySlopesAttr());
+  else
+    fused = b.create<LightningPrefillOp>(
+        loc, types, in[0], in[1], in[2], op.getState(), op.getSeqs(),
+        op.getLayerAttr(), op.getDecaySlopesAttr(),
+        b.getI64IntegerAttr(params.chunkSize));
+  op->replaceAllUsesWith(fused->getResults());
+  op.erase();
+  return true;
+}
+
+class SelectAttentionPass
+    : public impl::SelectAttentionBase<SelectAttentionPass> {
+public:
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (maxSplits < 0 || chunkSize < 0 || splitTokens <= 0) {
+      module.emitError("strata-select-attention: max-splits and chunk-size "
+                       "must be >= 0, split-tokens > 0");
+      return signalPassFailure();
+    }
+    KernelParams params{maxSplits, chunkSize};
+    if (params.maxSplits == 0) {
+      // Enough partitions that the longest context splits into pieces of
+      // split-tokens positions: a batch of few long sequences then still
+      // spreads over the GPU.
+      int64_t positions = moduleFact(module, kMaxPositionsAttr);
+      params.maxSplits =
+          positions > 0 ? std::clamp<int64_t>(
+                              (positions + splitTokens - 1) / splitTokens, 1,
+                              kMaxSplitsCap)
+                        : kDefaultMaxSplits;
+    }
+    if (params.chunkSize == 0) {
+      params.chunkSize = moduleFact(module, kLinearChunkSizeAttr);
+      if (params.chunkSize <= 0)
+        params.chunkSize = kDefaultChunkSize;
+    }
+
+    for (auto func : module.getOps<func::FuncOp>()) {
+      std::optional<PhaseFacts> facts = readPhaseFacts(func);
+      if (!facts)
+        continue;
+      SmallVector<AttentionOp> ops;
+      func.walk([&](AttentionOp op) { ops.push_back(op); });
+      for (AttentionOp op : ops) {
+        bool softmax = op.getKind() == AttentionKind::Softmax;
+        if (requiredOnly && !(softmax && facts->phase == Phase::Verify))
+          continue;
+        OpBuilder b(op);
+        if (!softmax) {
+          (void)selectLinear(op, *facts, params, b);
+          continue;
+        }
+        Value q = op.getInputs().front();
+        if (Value fused = selectSoftmax(op, *facts, params, b)) {
+          op.getOut().replaceAllUsesWith(fused);
+          op.erase();
+          // prefill_attention reads q from the packed buffer itself.
+          if (auto slice = q.getDefiningOp<HeadSliceOp>())
+            if (slice->use_empty())
+              slice.erase();
+        }
+      }
+    }
+  }
+};
+
+} // namespace
+} // namespace strata
