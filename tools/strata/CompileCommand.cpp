@@ -1,19 +1,26 @@
-// `strata compile MODEL.yaml --emit=ir`: import, build and verify the generic
-// forward of a model, then print it.
+// `strata compile MODEL.yaml --emit=ir|phases|fused`: import, build and
+// verify the generic forward of a model, run the pass pipeline up to the
+// requested stage (the verifier runs after every pass), then print it.
 #include "ir/ModelBuilder.h"
 #include "ir/StrataDialect.h"
 #include "models/ModelImporter.h"
+#include "passes/Passes.h"
 #include "tools/common/ArgParser.h"
 #include "tools/strata/Commands.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 
 namespace strata::tools {
 
@@ -27,7 +34,15 @@ const char *kCompileUsage =
 ArgParser makeCompileParser() {
   ArgParser parser;
   parser.addOption("emit", "STAGE",
-                   "what to print: ir (the generic forward; default)");
+                   "what to print: ir (the generic forward; default), "
+                   "phases (one function per phase), fused (after the "
+                   "whole pass pipeline)");
+  parser.addOption("disable-pass", "NAMES",
+                   "comma-separated fusion passes to leave out of the "
+                   "pipeline (e.g. strata-fuse-qkv)");
+  parser.addOption("dump-dir", "DIR",
+                   "write the module before the first pass and after each "
+                   "pass to DIR/NN-<pass>.mlir");
   parser.addOption("output", "FILE", "write to FILE instead of stdout");
   parser.addAlias("-o", "output");
   parser.addOption("block-size", "N",
@@ -46,6 +61,67 @@ bool parsePositiveInt(const std::string &text, int64_t &out) {
       return false;
   out = std::strtoll(text.c_str(), nullptr, 10);
   return out > 0;
+}
+
+/// Writes the module after every pass to DIR/NN-<pass>.mlir; 00-forward.mlir
+/// (the input) is written by the caller.
+class DumpDirConfig : public mlir::PassManager::IRPrinterConfig {
+public:
+  explicit DumpDirConfig(std::string dir)
+      : IRPrinterConfig(/*printModuleScope=*/true), dir(std::move(dir)) {}
+
+  void printAfterIfEnabled(mlir::Pass *pass, mlir::Operation *,
+                           PrintCallbackFn print) override {
+    std::string name =
+        llvm::formatv("{0:2}-{1}.mlir", ++count, pass->getArgument()).str();
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, name);
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_Text);
+    if (ec) {
+      std::fprintf(stderr, "strata compile: error: cannot write '%s': %s\n",
+                   path.c_str(), ec.message().c_str());
+      return;
+    }
+    print(out);
+  }
+
+private:
+  std::string dir;
+  unsigned count = 0;
+};
+
+/// Fills `disabled` from --disable-pass; on a bad name returns the message.
+std::string parseDisabled(const std::string &list,
+                          std::set<std::string> &disabled) {
+  llvm::SmallVector<llvm::StringRef> names;
+  llvm::StringRef(list).split(names, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef raw : names) {
+    std::string name = raw.trim().str();
+    // "fuse-qkv" is accepted for "strata-fuse-qkv".
+    if (!llvm::StringRef(name).startswith("strata-"))
+      name = "strata-" + name;
+    if (llvm::is_contained(fusionPassNames(), name)) {
+      disabled.insert(name);
+      continue;
+    }
+    std::string fusions = llvm::join(fusionPassNames(), ", ");
+    if (llvm::is_contained(pipelinePassNames(), name))
+      return "'" + name + "' cannot be disabled (it is not a fusion); " +
+             "fusions: " + fusions;
+    std::string best;
+    size_t bestDistance = std::string::npos;
+    for (llvm::StringRef candidate : fusionPassNames()) {
+      size_t d = editDistance(name, candidate.str());
+      if (d < bestDistance) {
+        bestDistance = d;
+        best = candidate.str();
+      }
+    }
+    return "unknown pass '" + raw.trim().str() + "' for --disable-pass; " +
+           "did you mean '" + best + "'? fusions: " + fusions;
+  }
+  return "";
 }
 
 int usageError(const std::string &message) {
@@ -72,9 +148,16 @@ int runCompile(const std::vector<std::string> &args) {
                           : "expected one model file, got " +
                                 std::to_string(parser.positionals().size()));
   std::string emit = parser.get("emit", "ir");
-  if (emit != "ir")
+  if (emit != "ir" && emit != "phases" && emit != "fused")
     return usageError("unknown --emit value '" + emit +
-                      "'; expected one of: ir");
+                      "'; expected one of: ir, phases, fused");
+  FusionPipelineConfig pipeline;
+  if (parser.has("disable-pass")) {
+    std::string error =
+        parseDisabled(parser.get("disable-pass"), pipeline.disabled);
+    if (!error.empty())
+      return usageError(error);
+  }
   BuildOptions options;
   if (parser.has("block-size")) {
     int64_t blockSize = 0;
@@ -109,6 +192,46 @@ int runCompile(const std::vector<std::string> &args) {
     std::fprintf(stderr, "%s: error: the built IR does not verify\n",
                  modelPath.c_str());
     return kExitBadInput;
+  }
+
+  if (parser.has("dump-dir")) {
+    std::string dir = parser.get("dump-dir");
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+      std::fprintf(stderr, "strata compile: error: cannot create '%s': %s\n",
+                   dir.c_str(), ec.message().c_str());
+      return kExitBadInput;
+    }
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, "00-forward.mlir");
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_Text);
+    if (ec) {
+      std::fprintf(stderr, "strata compile: error: cannot write '%s': %s\n",
+                   path.c_str(), ec.message().c_str());
+      return kExitBadInput;
+    }
+    (*module)->print(out);
+  }
+
+  if (emit != "ir") {
+    mlir::PassManager pm(&context);
+    // A pass that produces invalid IR is caught at that pass.
+    pm.enableVerifier(true);
+    if (parser.has("dump-dir")) {
+      // Module-scope printing needs the passes to run on one thread.
+      context.disableMultithreading();
+      pm.enableIRPrinting(
+          std::make_unique<DumpDirConfig>(parser.get("dump-dir")));
+    }
+    if (emit == "phases")
+      pm.addPass(createSpecializePhase());
+    else
+      buildFusionPipeline(pm, pipeline);
+    if (mlir::failed(pm.run(**module))) {
+      std::fprintf(stderr, "%s: error: the pass pipeline failed\n",
+                   modelPath.c_str());
+      return kExitBadInput;
+    }
   }
 
   std::string outputPath = parser.get("output", "-");
