@@ -255,10 +255,11 @@ FailureOr<OwningOpRef<ModuleOp>> ForwardBuilder::build() {
   // that the same pipeline serves every model.
   if (spec.maxPositionEmbeddings > 0)
     module->getOperation()->setAttr(
-        "strata.max_positions", b.getI64IntegerAttr(spec.maxPositionEmbeddings));
+        "strata.max_positions",
+        b.getI64IntegerAttr(spec.maxPositionEmbeddings));
   if (numLinear > 0)
-    module->getOperation()->setAttr(
-        "strata.linear_chunk_size", b.getI64IntegerAttr(spec.linear.chunkSize));
+    module->getOperation()->setAttr("strata.linear_chunk_size",
+                                    b.getI64IntegerAttr(spec.linear.chunkSize));
 
   auto tokens = RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type());
   SmallVector<Type> inputs = {tokens, tokens, SeqsType::get(&ctx)};

@@ -33,9 +33,9 @@ struct AddThenNorm : OpRewritePattern<RMSNormOp> {
     if (!add)
       return rewriter.notifyMatchFailure(norm, "input is not a residual add");
     // Fusing each of two norms of one sum would compute the sum twice.
-    if (llvm::count_if(add->getUsers(),
-                       [](Operation *user) { return isa<RMSNormOp>(user); }) !=
-        1)
+    if (llvm::count_if(add->getUsers(), [](Operation *user) {
+          return isa<RMSNormOp>(user);
+        }) != 1)
       return rewriter.notifyMatchFailure(norm, "the sum feeds several norms");
     // The fused op replaces the add, so the norm's weight must exist there;
     // a parameter has no operands and can always move up.
@@ -49,16 +49,15 @@ struct AddThenNorm : OpRewritePattern<RMSNormOp> {
     rewriter.setInsertionPoint(add);
     // The builder adds the block's output (rhs) to the stream (lhs).
     auto fused = rewriter.create<AddRMSNormOp>(
-        add.getLoc(), add.getType(), add.getType(), add.getRhs(),
-        add.getLhs(), norm.getWeight(), norm.getEpsAttr());
+        add.getLoc(), add.getType(), add.getType(), add.getRhs(), add.getLhs(),
+        norm.getWeight(), norm.getEpsAttr());
     rewriter.replaceOp(norm, fused.getNormed());
     rewriter.replaceOp(add, fused.getSum());
     return success();
   }
 };
 
-class FuseAddRMSNormPass
-    : public impl::FuseAddRMSNormBase<FuseAddRMSNormPass> {
+class FuseAddRMSNormPass : public impl::FuseAddRMSNormBase<FuseAddRMSNormPass> {
 public:
   using Base::Base;
 

@@ -78,7 +78,8 @@ private:
   DominanceInfo dominance;
 };
 
-bool QKVFuser::canPack(MutableArrayRef<Projection> qkv, Operation *insertAfter) {
+bool QKVFuser::canPack(MutableArrayRef<Projection> qkv,
+                       Operation *insertAfter) {
   Projection q = qkv[0];
   Value x = q.linear.getX();
   bool bias = static_cast<bool>(q.linear.getBias());
@@ -131,7 +132,8 @@ bool QKVFuser::fuse(KVAppendOp append) {
     shape.assign(first.getShape().begin(), first.getShape().end());
     shape[0] = 0;
     for (Value part : parts)
-      shape[0] += part.getType().template cast<RankedTensorType>().getDimSize(0);
+      shape[0] +=
+          part.getType().template cast<RankedTensorType>().getDimSize(0);
     auto type = RankedTensorType::get(shape, first.getElementType());
     return b.create<ConcatWeightsOp>(loc, type, parts, axis);
   };
@@ -139,17 +141,16 @@ bool QKVFuser::fuse(KVAppendOp append) {
   Value bias = concat([](LinearOp l) { return l.getBias(); });
   Value packed = b.create<LinearOp>(loc, q->linear.getX(), weight, bias);
   int64_t hq = heads(q->split), hk = heads(k->split), hv = heads(v->split);
-  Value qkvHeads = b.create<SplitHeadsOp>(loc, packed,
-                                          b.getI64IntegerAttr(hq + hk + hv));
+  Value qkvHeads =
+      b.create<SplitHeadsOp>(loc, packed, b.getI64IntegerAttr(hq + hk + hv));
 
   // All new ops first: the insertion point may sit on an op erased below.
   int64_t first = 0;
   SmallVector<Value, 3> slices;
   for (Projection p : qkv) {
     int64_t n = heads(p.split);
-    slices.push_back(b.create<HeadSliceOp>(loc, qkvHeads,
-                                           b.getI64IntegerAttr(first),
-                                           b.getI64IntegerAttr(n)));
+    slices.push_back(b.create<HeadSliceOp>(
+        loc, qkvHeads, b.getI64IntegerAttr(first), b.getI64IntegerAttr(n)));
     first += n;
   }
   for (auto [p, slice] : llvm::zip(qkv, slices)) {

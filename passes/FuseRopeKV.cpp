@@ -143,18 +143,16 @@ bool RopeKVFuser::fuse(KVAppendOp append) {
   OpBuilder b(append);
   Location loc = append.getLoc();
   MLIRContext *ctx = b.getContext();
-  Type out = variant == RopeVariant::Packed
-                 ? packedType
-                 : q->rope.getResult().getType();
+  Type out = variant == RopeVariant::Packed ? packedType
+                                            : q->rope.getResult().getType();
   auto fused = b.create<RopeKVWriteOp>(
-      loc, out, append.getCache().getType(),
-      RopeVariantAttr::get(ctx, variant), packed, kRope.getPositions(),
-      append.getCache(), append.getSeqs(), qNorm, kNorm, append.getLayerAttr(),
-      b.getI64IntegerAttr(numQ), b.getI64IntegerAttr(numKv),
-      kRope.getRotaryDimAttr(), kRope.getThetaAttr(), kRope.getPairingAttr(),
-      kRope.getScalingAttr(), kRope.getScalingFactorAttr(),
-      kRope.getLowFreqFactorAttr(), kRope.getHighFreqFactorAttr(),
-      kRope.getOriginalMaxPositionsAttr(),
+      loc, out, append.getCache().getType(), RopeVariantAttr::get(ctx, variant),
+      packed, kRope.getPositions(), append.getCache(), append.getSeqs(), qNorm,
+      kNorm, append.getLayerAttr(), b.getI64IntegerAttr(numQ),
+      b.getI64IntegerAttr(numKv), kRope.getRotaryDimAttr(),
+      kRope.getThetaAttr(), kRope.getPairingAttr(), kRope.getScalingAttr(),
+      kRope.getScalingFactorAttr(), kRope.getLowFreqFactorAttr(),
+      kRope.getHighFreqFactorAttr(), kRope.getOriginalMaxPositionsAttr(),
       q->norm ? q->norm.getEpsAttr() : FloatAttr());
 
   Value query = fused.getOut();

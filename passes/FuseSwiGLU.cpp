@@ -31,8 +31,8 @@ Value packRows(PatternRewriter &rewriter, Location loc, Value a, Value b) {
   SmallVector<int64_t, 2> shape(at.getShape());
   shape[0] += bt.getDimSize(0);
   return rewriter.create<ConcatWeightsOp>(
-      loc, RankedTensorType::get(shape, at.getElementType()),
-      ValueRange{a, b}, rewriter.getI64IntegerAttr(0));
+      loc, RankedTensorType::get(shape, at.getElementType()), ValueRange{a, b},
+      rewriter.getI64IntegerAttr(0));
 }
 
 struct GatedMLP : OpRewritePattern<SiluMulOp> {

@@ -17,8 +17,8 @@ std::optional<PhaseFacts> readPhaseFacts(func::FuncOp func) {
   if (auto empty = func->getAttrOfType<BoolAttr>(kCacheEmptyAttr))
     facts.cacheEmpty = empty.getValue();
   if (auto draft = func->getAttrOfType<StringAttr>(kDraftAttr))
-    facts.draft = draft.getValue() == "chain" ? DraftShape::Chain
-                                              : DraftShape::Tree;
+    facts.draft =
+        draft.getValue() == "chain" ? DraftShape::Chain : DraftShape::Tree;
   if (!func.isExternal())
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       if (func.getArgAttr(i, kParentIdsAttr))

@@ -29,9 +29,8 @@ constexpr StringLiteral kFuseSwiGLU = "strata-fuse-swiglu";
 
 const StringRef kFusions[] = {kFuseQKV, kFuseRopeKV, kSelectAttention,
                               kFuseAddRMSNorm, kFuseSwiGLU};
-const StringRef kPipeline[] = {kSpecialize,      kFuseQKV,
-                               kFuseRopeKV,      kSelectAttention,
-                               kFuseAddRMSNorm,  kFuseSwiGLU};
+const StringRef kPipeline[] = {kSpecialize,      kFuseQKV,        kFuseRopeKV,
+                               kSelectAttention, kFuseAddRMSNorm, kFuseSwiGLU};
 
 struct FusionPipelineOptions
     : public PassPipelineOptions<FusionPipelineOptions> {

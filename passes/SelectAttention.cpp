@@ -71,8 +71,7 @@ Value selectSoftmax(AttentionOp op, const PhaseFacts &facts,
   if (!op.getCausal())
     return {};
   Location loc = op.getLoc();
-  Value q = op.getInputs().front(), cache = op.getState(),
-        seqs = op.getSeqs();
+  Value q = op.getInputs().front(), cache = op.getState(), seqs = op.getSeqs();
   SoftmaxAttrs a = softmaxAttrs(op, b);
   switch (facts.phase) {
   case Phase::Prefill:
@@ -113,10 +112,9 @@ bool selectLinear(AttentionOp op, const PhaseFacts &facts,
   TypeRange types = op->getResultTypes();
   Operation *fused;
   if (facts.phase == Phase::Decode)
-    fused = b.create<LightningDecodeOp>(loc, types, in[0], in[1], in[2],
-                                        op.getState(), op.getSeqs(),
-                                        op.getLayerAttr(),
-                                        op.getDecaySlopesAttr());
+    fused = b.create<LightningDecodeOp>(
+        loc, types, in[0], in[1], in[2], op.getState(), op.getSeqs(),
+        op.getLayerAttr(), op.getDecaySlopesAttr());
   else
     fused = b.create<LightningPrefillOp>(
         loc, types, in[0], in[1], in[2], op.getState(), op.getSeqs(),
@@ -146,10 +144,10 @@ public:
       // spreads over the GPU.
       int64_t positions = moduleFact(module, kMaxPositionsAttr);
       params.maxSplits =
-          positions > 0 ? std::clamp<int64_t>(
-                              (positions + splitTokens - 1) / splitTokens, 1,
-                              kMaxSplitsCap)
-                        : kDefaultMaxSplits;
+          positions > 0
+              ? std::clamp<int64_t>((positions + splitTokens - 1) / splitTokens,
+                                    1, kMaxSplitsCap)
+              : kDefaultMaxSplits;
     }
     if (params.chunkSize == 0) {
       params.chunkSize = moduleFact(module, kLinearChunkSizeAttr);

@@ -44,10 +44,10 @@ void attachFacts(func::FuncOp func, Phase phase, bool hasLinearState) {
   // tree: models with linear layers verify a chain of drafts.
   func->setAttr(kDraftAttr, b.getStringAttr(hasLinearState ? "chain" : "tree"));
   auto ids = RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type());
-  func.insertArgument(kParentIdsIndex, ids,
-                      b.getDictionaryAttr(b.getNamedAttr(
-                          kParentIdsAttr, b.getUnitAttr())),
-                      func.getLoc());
+  func.insertArgument(
+      kParentIdsIndex, ids,
+      b.getDictionaryAttr(b.getNamedAttr(kParentIdsAttr, b.getUnitAttr())),
+      func.getLoc());
   // Verification scores every draft token, not only the last of each
   // sequence.
   func.walk([&](LogitsOp logits) { logits.setAllTokens(true); });
@@ -88,8 +88,9 @@ public:
       }
     }
 
-    bool hasLinearState = llvm::any_of(
-        forward.getArgumentTypes(), [](Type t) { return t.isa<LinearStateType>(); });
+    bool hasLinearState = llvm::any_of(forward.getArgumentTypes(), [](Type t) {
+      return t.isa<LinearStateType>();
+    });
     OpBuilder b(forward);
     for (Phase phase : selected) {
       auto func = cast<func::FuncOp>(b.clone(*forward));
