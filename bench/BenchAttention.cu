@@ -1,0 +1,291 @@
+// strata-bench-attention: paged decode, tree verify and causal prefill on
+// the attention shapes of a Llama-3-8B-style layer (32 q heads, 8 kv
+// heads, headDim 128, bf16, paged cache with 16-token blocks).
+//
+//   strata-bench-attention [--json FILE] [--filter TEXT] [--quick]
+//
+// Bytes counted: every visible K and V row read once, q read and out
+// written once; held against the read-only ceiling (4.14 TB/s). Prefill
+// also reports TFLOP/s (4 * Hq * D * sum of visible keys: QK^T and PV,
+// causal counted as the lower triangle) against ~790 TFLOP/s and against
+// PyTorch SDPA's ~610 TFLOP/s on the same shape.
+#include "bench/BenchUtil.h"
+#include "kernels/attention/Attention.h"
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace strata::bench;
+using namespace strata::kernels;
+
+namespace {
+
+constexpr double kBf16TflopCeiling = 790.0;
+constexpr double kSdpaPrefillTflops = 610.0;
+constexpr int kHq = 32, kHkv = 8, kD = 128, kBlock = 16;
+
+__global__ void fillNormalBf16(__nv_bfloat16 *p, int64_t n, uint32_t seed) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    uint32_t x = static_cast<uint32_t>(i) * 0x9e3779b9u ^ seed;
+    float sum = 0.f;
+    for (int r = 0; r < 4; ++r) {
+      x ^= x >> 16;
+      x *= 0x7feb352du;
+      x ^= x >> 15;
+      x *= 0x846ca68bu;
+      x ^= x >> 16;
+      sum += (x >> 8) * (1.0f / 16777216.0f);
+    }
+    p[i] = __float2bfloat16_rn((sum - 2.0f) * 1.7320508f);
+  }
+}
+
+template <typename E> struct DevBuf {
+  E *p = nullptr;
+  explicit DevBuf(size_t n) {
+    BENCH_CUDA(cudaMalloc(&p, std::max<size_t>(n, 1) * sizeof(E)));
+  }
+  ~DevBuf() { cudaFree(p); }
+  DevBuf(const DevBuf &) = delete;
+  DevBuf &operator=(const DevBuf &) = delete;
+};
+
+struct Options {
+  std::string filter;
+  bool quick = false;
+  bool wants(const std::string &name) const {
+    return filter.empty() || name.find(filter) != std::string::npos;
+  }
+};
+
+void checkStatus(const Status &s) {
+  if (!s) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    std::exit(1);
+  }
+}
+
+void upload(int32_t *dst, const std::vector<int32_t> &src) {
+  BENCH_CUDA(
+      cudaMemcpy(dst, src.data(), src.size() * 4, cudaMemcpyHostToDevice));
+}
+
+/// A batch of equal sequences over a paged cache: `prefix` cached tokens
+/// plus `qLen` new ones each; the cache is replicated `sets` times so that
+/// rotating through them defeats L2.
+struct Setup {
+  int batch, qLen, prefix, sets = 1;
+  int64_t blocksPerSeq, setElems;
+  AttentionDims dims;
+  AttentionLaunch launch;
+  std::unique_ptr<DevBuf<__nv_bfloat16>> k, v, q, out;
+  std::unique_ptr<DevBuf<int32_t>> cu, kv, tables, parents;
+  std::unique_ptr<DevBuf<unsigned char>> ws;
+
+  Setup(AttentionKind kind, int batch_, int qLen_, int prefix_, bool tree)
+      : batch(batch_), qLen(qLen_), prefix(prefix_) {
+    const int64_t kvLen = prefix + qLen;
+    blocksPerSeq = (kvLen + kBlock - 1) / kBlock;
+    const int64_t blocks = batch * blocksPerSeq;
+    setElems = blocks * kHkv * kBlock * kD;
+    sets = rotatingSets(2.0 * setElems * 2);
+    k = std::make_unique<DevBuf<__nv_bfloat16>>(setElems * sets);
+    v = std::make_unique<DevBuf<__nv_bfloat16>>(setElems * sets);
+    const int64_t qElems = int64_t(batch) * qLen * kHq * kD;
+    q = std::make_unique<DevBuf<__nv_bfloat16>>(qElems);
+    out = std::make_unique<DevBuf<__nv_bfloat16>>(qElems);
+    fillNormalBf16<<<4096, 256>>>(k->p, setElems * sets, 1);
+    fillNormalBf16<<<4096, 256>>>(v->p, setElems * sets, 2);
+    fillNormalBf16<<<1024, 256>>>(q->p, qElems, 3);
+    BENCH_CUDA(cudaGetLastError());
+    // Pages of a sequence scattered over the pool, as a block allocator
+    // that has run for a while leaves them.
+    std::vector<int32_t> ids(blocks);
+    std::iota(ids.begin(), ids.end(), 0);
+    std::shuffle(ids.begin(), ids.end(), std::mt19937(7));
+    std::vector<int32_t> cuHost(batch + 1), kvHost(batch, int32_t(kvLen));
+    for (int b = 0; b <= batch; ++b)
+      cuHost[b] = b * qLen;
+    cu = std::make_unique<DevBuf<int32_t>>(batch + 1);
+    kv = std::make_unique<DevBuf<int32_t>>(batch);
+    tables = std::make_unique<DevBuf<int32_t>>(blocks);
+    upload(cu->p, cuHost);
+    upload(kv->p, kvHost);
+    upload(tables->p, ids);
+    if (tree) {
+      // A tree of depth 8: eight branches of eight-token chains.
+      std::vector<int32_t> par(int64_t(batch) * qLen);
+      for (int b = 0; b < batch; ++b)
+        for (int i = 0; i < qLen; ++i)
+          par[b * qLen + i] = i % 8 == 0 ? -1 : i - 1;
+      parents = std::make_unique<DevBuf<int32_t>>(par.size());
+      upload(parents->p, par);
+    }
+    dims.batch = batch;
+    dims.numQHeads = kHq;
+    dims.numKvHeads = kHkv;
+    dims.headDim = kD;
+    dims.dtype = ActDType::BF16;
+    dims.scale = 1.0f / std::sqrt(float(kD));
+    launch.maxQLen = qLen;
+    launch.maxKvLen = kvLen;
+    launch.workspaceBytes = attentionWorkspaceBytes(kind, dims, launch);
+    ws = std::make_unique<DevBuf<unsigned char>>(launch.workspaceBytes);
+    BENCH_CUDA(
+        cudaMemset(ws->p, 0, std::max<size_t>(launch.workspaceBytes, 1)));
+    launch.workspace = ws->p;
+  }
+
+  AttentionTensors tensors(int set) const {
+    AttentionTensors t;
+    t.q = q->p;
+    t.out = out->p;
+    t.cuQLens = cu->p;
+    t.kvLens = kv->p;
+    t.parentIds = parents ? parents->p : nullptr;
+    t.cache = KvCacheView::paged(k->p + int64_t(set % sets) * setElems,
+                                 v->p + int64_t(set % sets) * setElems,
+                                 batch * blocksPerSeq, kBlock, tables->p,
+                                 blocksPerSeq);
+    return t;
+  }
+};
+
+Status launchKind(AttentionKind kind, const Setup &s, int set,
+                  cudaStream_t stream) {
+  AttentionTensors t = s.tensors(set);
+  switch (kind) {
+  case AttentionKind::Prefill:
+    return attentionPrefill(s.dims, t, s.launch, stream);
+  case AttentionKind::Extend:
+    return attentionExtend(s.dims, t, s.launch, stream);
+  case AttentionKind::Decode:
+    return attentionDecode(s.dims, t, s.launch, stream);
+  case AttentionKind::Tree:
+    return attentionTree(s.dims, t, s.launch, stream);
+  }
+  return Status::error("kind");
+}
+
+/// Decode (or a tree of qLen tokens) over `context` cached tokens.
+double benchCached(const Options &o, BenchReport &report, AttentionKind kind,
+                   int batch, int context, int qLen, bool graph,
+                   const std::string &target) {
+  const bool tree = kind == AttentionKind::Tree;
+  std::string name = std::string(tree ? "tree_verify" : "paged_decode") +
+                     " bf16" + (graph ? " graph" : "");
+  if (!o.wants(name))
+    return 0;
+  Setup s(kind, batch, qLen, context, tree);
+  cudaStream_t stream;
+  BENCH_CUDA(cudaStreamCreate(&stream));
+  auto run = [&](int i) { checkStatus(launchKind(kind, s, i, stream)); };
+  double us = graph ? graphMedianUsPerCall(stream, std::max(s.sets, 20),
+                                           o.quick ? 5 : 50, run)
+                    : medianUs(stream, s.sets, o.quick ? 20 : 200, run);
+  BENCH_CUDA(cudaStreamDestroy(stream));
+  const double kvBytes = double(batch) * (context + qLen) * kHkv * kD * 2 * 2;
+  const double qBytes = 2.0 * batch * qLen * kHq * kD * 2;
+  char shape[160];
+  std::snprintf(shape, sizeof(shape), "b=%d ctx=%d q=%d Hq=%d Hkv=%d d=%d",
+                batch, context, qLen, kHq, kHkv, kD);
+  std::string note =
+      target +
+      "; splits=" + std::to_string(attentionNumSplits(kind, s.dims, s.launch)) +
+      "; " + (graph ? "graph replay" : "events, median") + "; " +
+      std::to_string(s.sets) + " cache sets rotated";
+  report.add({name, shape, kvBytes + qBytes, us, "read", note});
+  return us;
+}
+
+void benchPrefill(const Options &o, BenchReport &report, int batch, int len,
+                  const std::string &target) {
+  std::string name = "prefill_causal bf16";
+  if (!o.wants(name))
+    return;
+  Setup s(AttentionKind::Prefill, batch, len, 0, false);
+  cudaStream_t stream;
+  BENCH_CUDA(cudaStreamCreate(&stream));
+  double us = medianUs(stream, 2, o.quick ? 5 : 30, [&](int i) {
+    checkStatus(launchKind(AttentionKind::Prefill, s, i, stream));
+  });
+  BENCH_CUDA(cudaStreamDestroy(stream));
+  const double visible = double(len) * (len + 1) / 2 * batch;
+  const double flops = 4.0 * kHq * kD * visible;
+  const double tflops = flops / us / 1e6;
+  const double bytes = double(batch) * len * (2 * kHq + 2 * kHkv) * kD * 2;
+  char note[256];
+  std::snprintf(note, sizeof(note),
+                "%.0f TFLOP/s = %.1f%% of %.0f, %.2fx SDPA's %.0f; %s", tflops,
+                100.0 * tflops / kBf16TflopCeiling, kBf16TflopCeiling,
+                tflops / kSdpaPrefillTflops, kSdpaPrefillTflops,
+                target.c_str());
+  char shape[128];
+  std::snprintf(shape, sizeof(shape), "b=%d len=%d Hq=%d Hkv=%d d=%d", batch,
+                len, kHq, kHkv, kD);
+  report.add({name, shape, bytes, us, "read", note});
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  std::string jsonPath;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if ((arg == "--json" || arg == "--filter") && i + 1 < argc) {
+      (arg == "--json" ? jsonPath : options.filter) = argv[++i];
+    } else if (arg == "--quick") {
+      options.quick = true;
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s [--json FILE] [--filter TEXT] [--quick]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "error: no CUDA device\n");
+    return 1;
+  }
+  std::string device = deviceDescription();
+  std::printf("device: %s\n\n", device.c_str());
+
+  BenchReport report;
+  const AttentionKind dec = AttentionKind::Decode;
+  double decode8k =
+      benchCached(options, report, dec, 1, 8192, 1, false, "target <= 14 us");
+  benchCached(options, report, dec, 1, 8192, 1, true, "target <= 14 us");
+  for (int ctx : {32768, 131072})
+    benchCached(options, report, dec, 1, ctx, 1, false, "target >= 3.3 TB/s");
+  for (int batch : {16, 32, 64})
+    for (int ctx : {4096, 8192, 16384}) {
+      if (double(batch) * ctx > 64.0 * 8192)
+        continue;
+      benchCached(options, report, dec, batch, ctx, 1, false,
+                  "target >= 3.7 TB/s");
+    }
+  double tree = benchCached(options, report, AttentionKind::Tree, 1, 8192, 64,
+                            false, "target <= 1.5x decode b=1 8K");
+  benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, true, "graph");
+  benchPrefill(options, report, 1, 8192, "target >= SDPA");
+  benchPrefill(options, report, 4, 2048, "varlen batch");
+  std::printf("\n");
+  report.printMarkdown();
+  if (decode8k > 0 && tree > 0)
+    std::printf("\ntree verify (64 tokens) / decode (1 token) at 8K: %.2fx\n",
+                tree / decode8k);
+  if (!jsonPath.empty() && !report.writeJson(jsonPath, device))
+    return 1;
+  return 0;
+}

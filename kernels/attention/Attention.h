@@ -1,0 +1,109 @@
+// Softmax attention over the KV cache on tensor cores: prefill, extend,
+// paged decode and tree verify, four named launchers over one templated
+// kernel (kernels/attention/AttentionKernel.cuh). The operands and their
+// meaning are those of the CPU reference (kernels/common/AttentionTypes.h,
+// kernels/cpu/AttentionRef.h); every launcher computes what attentionRef
+// computes, up to fp32 summation order and the rounding of the softmax
+// weights to T before they multiply V.
+//
+// Common to every launcher:
+//  - T = dims.dtype (BF16 or FP16) for q, out and the cache; math is fp32.
+//  - q    T [totalQ, numQHeads, headDim]; row r of sequence b is
+//         cuQLens[b] + r. out has the same shape; rows of every sequence
+//         are written, nothing else is.
+//  - cuQLens int32 [batch + 1], kvLens int32 [batch], device memory. They
+//         are read by the kernel, so one captured graph serves every step
+//         whose lengths stay within the maxQLen / maxKvLen it was built for.
+//  - cache: paged ([numBlocks][numKvHeads, blockSize, headDim] pools with
+//         int32 block tables [batch, maxBlocksPerSeq]) or contiguous
+//         ([batch, 2, numKvHeads, capacity, headDim]); see RopeKvTypes.h.
+//         Any block size >= 1 works. A visible slot without storage (block
+//         id outside [0, numBlocks), logical block beyond the table, slot
+//         beyond the capacity) reads as zeros; the reference rejects it.
+//  - headDim 64 or 128; numQHeads a multiple of numKvHeads (GQA: the q
+//         heads of one kv head are processed together, so K and V are read
+//         once per kv head); scale multiplies q.k; slidingWindow 0 or W (a
+//         query at position p sees keys at p - W + 1 .. p).
+//  - All pointers device memory, 16-byte aligned. Launches are
+//         asynchronous on `stream`, never synchronise, and are safe inside
+//         CUDA graph capture.
+//  - A failed Status, nothing launched, when shapes, pointers or the
+//         workspace are wrong; a failed Status naming the CUDA error when a
+//         launch fails.
+//
+// Split-KV. Each (sequence, kv head, tile of query rows) is a work item;
+// when there are too few to fill the GPU, the keys of an item are split
+// into `numSplits` ranges computed by separate blocks, each writing its
+// partial output and log-sum-exp to the workspace; the last block of an
+// item to finish (an atomic counter per item) merges them and resets the
+// counter. The split count is fixed at launch (the grid is sized for it);
+// each block derives its key range from the kvLens it reads, so shorter
+// contexts leave trailing splits empty.
+#ifndef STRATA_KERNELS_ATTENTION_ATTENTION_H
+#define STRATA_KERNELS_ATTENTION_ATTENTION_H
+
+#include "kernels/common/AttentionTypes.h"
+#include "kernels/common/Status.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::kernels {
+
+/// Launch-time bounds and the split-KV workspace.
+struct AttentionLaunch {
+  /// Upper bound of any sequence's query count in this launch (1 for
+  /// decode). Sizes the grid; larger sequences are not fully computed.
+  int64_t maxQLen = 0;
+  /// Upper bound of kvLens; picks the split count when numSplits is 0.
+  int64_t maxKvLen = 0;
+  /// 0: chosen from the work items, maxKvLen and the SM count so that the
+  /// GPU is filled. 1: no split (no workspace needed).
+  int32_t numSplits = 0;
+  /// Device memory of attentionWorkspaceBytes() bytes, zero-filled once
+  /// when allocated (every launch leaves its counters at zero again). May
+  /// be null when the resolved split count is 1.
+  void *workspace = nullptr;
+  size_t workspaceBytes = 0;
+};
+
+/// Which kernel configuration a launcher uses; exposed for the workspace
+/// query and for benchmarks.
+enum class AttentionKind : uint8_t { Prefill, Extend, Decode, Tree };
+
+/// The split count a launch of `kind` will use for these dims and bounds
+/// (resolving numSplits == 0), on the current device.
+int32_t attentionNumSplits(AttentionKind kind, const AttentionDims &dims,
+                           const AttentionLaunch &launch);
+
+/// Workspace bytes a launch of `kind` needs (0 when it does not split).
+size_t attentionWorkspaceBytes(AttentionKind kind, const AttentionDims &dims,
+                               const AttentionLaunch &launch);
+
+/// Prefill: kvLens[b] == qLen of sequence b (empty cache before the step);
+/// causal. t.parentIds must be null.
+Status attentionPrefill(const AttentionDims &dims, const AttentionTensors &t,
+                        const AttentionLaunch &launch, cudaStream_t stream);
+
+/// Extend (chunked prefill onto a cache): queries see the kvLens[b] - qLen
+/// cached slots and causally each other. t.parentIds must be null.
+Status attentionExtend(const AttentionDims &dims, const AttentionTensors &t,
+                       const AttentionLaunch &launch, cudaStream_t stream);
+
+/// Paged decode: one query per sequence (launch.maxQLen must be 1). Four
+/// warps split each key tile among themselves, then split-KV across blocks.
+Status attentionDecode(const AttentionDims &dims, const AttentionTensors &t,
+                       const AttentionLaunch &launch, cudaStream_t stream);
+
+/// Tree verify: t.parentIds [totalQ] (parent index among the sequence's
+/// queries, -1 for a root, parents before children) is required;
+/// t.positions [totalQ] optional (sliding-window positions of the queries
+/// and of their cache slots). A chain (parent i - 1) equals extend.
+Status attentionTree(const AttentionDims &dims, const AttentionTensors &t,
+                     const AttentionLaunch &launch, cudaStream_t stream);
+
+} // namespace strata::kernels
+
+#endif // STRATA_KERNELS_ATTENTION_ATTENTION_H

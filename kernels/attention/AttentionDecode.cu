@@ -1,0 +1,15 @@
+// Paged decode: 16 query rows per block (the q heads of one kv head), the
+// four warps taking 16 keys each of every 64-key stage (32 of 128 at
+// headDim 64), three stages deep: 96 KB, two blocks per SM; split-KV
+// across blocks with the merge done by the last block of each item.
+#include "kernels/attention/AttentionLaunch.cuh"
+
+namespace strata::kernels {
+
+Status attentionDecode(const AttentionDims &dims, const AttentionTensors &t,
+                       const AttentionLaunch &launch, cudaStream_t stream) {
+  return attention_detail::launchAny<1, 4, 16, 3, 3, 32>(
+      "attention_decode", AttentionKind::Decode, dims, t, launch, stream);
+}
+
+} // namespace strata::kernels

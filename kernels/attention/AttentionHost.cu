@@ -1,0 +1,143 @@
+// Entry checks, split count and workspace layout of the attention
+// launchers (no kernel here).
+#include "kernels/attention/AttentionLaunch.cuh"
+
+#include <string>
+
+namespace strata::kernels {
+
+namespace attention_detail {
+
+namespace {
+
+Status fail(const char *name, const std::string &message) {
+  return Status::error(std::string(name) + ": " + message);
+}
+
+bool aligned16(const void *p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15) == 0;
+}
+
+int smCount() {
+  static int count = [] {
+    int dev = 0, n = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) !=
+            cudaSuccess)
+      n = 132;
+    return n;
+  }();
+  return count;
+}
+
+size_t alignUp(size_t x) { return (x + 255) / 256 * 256; }
+
+} // namespace
+
+Status checkAttention(const char *name, AttentionKind kind,
+                      const AttentionDims &d, const AttentionTensors &t,
+                      const AttentionLaunch &launch) {
+  if (d.batch < 0 || d.batch > 65535)
+    return fail(name,
+                "batch " + std::to_string(d.batch) + " must be in [0, 65535]");
+  if (d.headDim != 64 && d.headDim != 128)
+    return fail(name,
+                "headDim " + std::to_string(d.headDim) + " must be 64 or 128");
+  if (d.numQHeads <= 0 || d.numKvHeads <= 0 || d.numQHeads % d.numKvHeads != 0)
+    return fail(name, "numQHeads " + std::to_string(d.numQHeads) +
+                          " must be a positive multiple of numKvHeads " +
+                          std::to_string(d.numKvHeads));
+  if (d.slidingWindow < 0)
+    return fail(name, "slidingWindow must be >= 0, got " +
+                          std::to_string(d.slidingWindow));
+  if (!t.q || !t.out || !t.cuQLens || !t.kvLens || !t.cache.k)
+    return fail(name, "q, out, cuQLens, kvLens and the cache must be given");
+  if (!aligned16(t.q) || !aligned16(t.out) || !aligned16(t.cache.k) ||
+      !aligned16(t.cache.v))
+    return fail(name, "q, out, K and V must be 16-byte aligned");
+  const KvCacheView &c = t.cache;
+  if (c.layout == KvCacheLayout::Paged) {
+    if (!c.v || !c.blockTables || c.blockSize <= 0 || c.numBlocks < 0 ||
+        c.maxBlocksPerSeq <= 0 || c.maxBlocksPerSeq > INT32_MAX ||
+        c.blockSize > INT32_MAX)
+      return fail(name, "a paged cache needs V, block tables, blockSize > 0 "
+                        "and maxBlocksPerSeq > 0");
+    if (c.blockStride % 8 != 0)
+      return fail(name, "blockStride must be a multiple of 8 elements");
+  } else if (c.capacity <= 0) {
+    return fail(name, "a contiguous cache needs capacity > 0");
+  }
+  const bool tree = kind == AttentionKind::Tree;
+  if (tree != (t.parentIds != nullptr))
+    return fail(name, tree ? "tree attention needs parentIds"
+                           : "parentIds is only taken by attentionTree");
+  if (launch.maxQLen < 1 || launch.maxQLen > (int64_t(1) << 24))
+    return fail(name, "maxQLen " + std::to_string(launch.maxQLen) +
+                          " must be in [1, 2^24]");
+  if (kind == AttentionKind::Decode && launch.maxQLen != 1)
+    return fail(name, "decode takes one query per sequence (maxQLen 1), got " +
+                          std::to_string(launch.maxQLen));
+  if (launch.maxKvLen < 0 || launch.maxKvLen > INT32_MAX)
+    return fail(name, "maxKvLen must be in [0, 2^31)");
+  if (launch.numSplits < 0 || launch.numSplits > 1024)
+    return fail(name, "numSplits must be in [0, 1024]");
+  WorkspaceLayout ws = workspaceLayout(kind, d, launch);
+  if (ws.splits > 1 && (!launch.workspace || launch.workspaceBytes < ws.bytes ||
+                        !aligned16(launch.workspace)))
+    return fail(name, "split-KV over " + std::to_string(ws.splits) +
+                          " splits needs a 16-byte aligned workspace of " +
+                          std::to_string(ws.bytes) + " bytes, got " +
+                          std::to_string(launch.workspaceBytes));
+  return Status::success();
+}
+
+WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &d,
+                                const AttentionLaunch &launch) {
+  WorkspaceLayout ws;
+  const Config cfg = configFor(kind, d.headDim);
+  const int64_t group =
+      d.numKvHeads > 0 ? std::max(1, d.numQHeads / d.numKvHeads) : 1;
+  ws.rowTiles =
+      (std::max<int64_t>(launch.maxQLen, 0) * group + cfg.rows() - 1) /
+      cfg.rows();
+  ws.items = d.batch * d.numKvHeads * ws.rowTiles;
+  int32_t splits = launch.numSplits;
+  if (splits == 0) {
+    // Enough blocks for one full wave; no split shorter than two stages.
+    const size_t perSm = 227 * 1024;
+    const int blocksPerSm = int(std::max<size_t>(
+        1, std::min<size_t>(3, perSm / (cfg.smemBytes(d.headDim) + 1024))));
+    const int64_t target = int64_t(smCount()) * blocksPerSm;
+    const int64_t byLength =
+        std::max<int64_t>(1, launch.maxKvLen / (2 * cfg.stageKeys()));
+    // At most one wave: with fewer items than block slots, split each item
+    // so that the items fill the slots; otherwise whole waves as they come.
+    splits = 1;
+    if (ws.items > 0 && ws.items < target)
+      splits = int32_t(std::max<int64_t>(
+          1, std::min<int64_t>({target / ws.items, byLength, 256})));
+  }
+  ws.splits = std::max(1, splits);
+  if (ws.splits > 1) {
+    const size_t rows = size_t(ws.items) * ws.splits * cfg.rows();
+    ws.countersOff = 0;
+    ws.lseOff = alignUp(size_t(ws.items) * 4);
+    ws.oOff = ws.lseOff + alignUp(rows * 4);
+    ws.bytes = ws.oOff + rows * d.headDim * 4;
+  }
+  return ws;
+}
+
+} // namespace attention_detail
+
+int32_t attentionNumSplits(AttentionKind kind, const AttentionDims &dims,
+                           const AttentionLaunch &launch) {
+  return attention_detail::workspaceLayout(kind, dims, launch).splits;
+}
+
+size_t attentionWorkspaceBytes(AttentionKind kind, const AttentionDims &dims,
+                               const AttentionLaunch &launch) {
+  return attention_detail::workspaceLayout(kind, dims, launch).bytes;
+}
+
+} // namespace strata::kernels

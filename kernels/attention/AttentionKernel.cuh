@@ -1,0 +1,550 @@
+// The one attention kernel behind every launcher of Attention.h
+// (FlashAttention-2 structure on mma.sync m16n8k16, fp32 accumulation).
+//
+// Rows. The q heads of one kv head are processed together: row r of a
+// work item is query token r / G, q head kvHead * G + r % G (G = group
+// size). K and V tiles are then loaded once for all G heads, which is what
+// makes GQA decode memory bound on the cache alone.
+//
+// Warps. A block is 4 warps; each warp owns 16 rows and a KW-key slice of
+// every shared-memory stage.
+//  - WM = 4, WN = 1 (prefill, extend, tree): 64 rows per block, the warps
+//    share each 64-key stage.
+//  - WM = 1, WN = 4 (decode): 16 rows per block, each warp takes its own
+//    KW keys of a 4*KW-key stage; the four partial softmax states are
+//    merged through shared memory at the end.
+//
+// Stages. K and V tiles go global -> shared with cp.async (16 bytes per
+// thread, L1 bypassed), NST stages deep; rows are XOR-swizzled in 16-byte
+// chunks so that ldmatrix reads are conflict free. Keys outside the range
+// are zero-filled so that masked weights never multiply garbage.
+//
+// Split-KV. See Attention.h: partial (O / l, log2-sum-exp) per split in the
+// workspace; the last block of a work item merges.
+#ifndef STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
+#define STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace strata::kernels::attention_detail {
+
+constexpr int kThreads = 128;
+
+struct AttnParams {
+  const uint16_t *q;
+  uint16_t *out;
+  const int32_t *cuQLens;
+  const int32_t *kvLens;
+  const int32_t *parentIds;
+  const int32_t *positions;
+  const uint16_t *k;
+  const uint16_t *v;
+  const int32_t *blockTables;
+  int64_t numBlocks;
+  int64_t blockStride; // elements between paged blocks (resolved)
+  int64_t capacity;    // contiguous layout only
+  int32_t blockSize;
+  int32_t maxBlocksPerSeq;
+  int32_t paged;
+  int32_t numQHeads;
+  int32_t numKvHeads;
+  int32_t group;
+  float scaleLog2; // scale * log2(e): the softmax runs on exp2
+  int32_t window;  // 0: none
+  int32_t numSplits;
+  int32_t rowTiles;
+  float *partO;      // [items, numSplits, rows, D]
+  float *partLse;    // [items, numSplits, rows]
+  int32_t *counters; // [items]
+};
+
+template <typename T> struct MmaOps;
+template <> struct MmaOps<__nv_bfloat16> {
+  __device__ static uint32_t pack(float lo, float hi) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&h);
+  }
+  __device__ static uint16_t one(float x) {
+    __nv_bfloat16 h = __float2bfloat16_rn(x);
+    return *reinterpret_cast<uint16_t *>(&h);
+  }
+  __device__ static void mma(float *c, const uint32_t *a, uint32_t b0,
+                             uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
+                   "r"(b1));
+  }
+};
+template <> struct MmaOps<__half> {
+  __device__ static uint32_t pack(float lo, float hi) {
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&h);
+  }
+  __device__ static uint16_t one(float x) {
+    __half h = __float2half_rn(x);
+    return *reinterpret_cast<uint16_t *>(&h);
+  }
+  __device__ static void mma(float *c, const uint32_t *a, uint32_t b0,
+                             uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
+                   "r"(b1));
+  }
+};
+
+__device__ __forceinline__ void ldmatrixX4(uint32_t *r, uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrixX4Trans(uint32_t *r, uint32_t addr) {
+  asm volatile(
+      "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+      : "r"(addr));
+}
+__device__ __forceinline__ void cpAsync16(uint32_t dst, const void *src,
+                                          bool valid) {
+  // src-size 0 zero-fills the 16 bytes without reading src.
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
+               "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cpAsyncCommit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+template <int N> __device__ __forceinline__ void cpAsyncWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+/// Byte offset of 16-byte chunk `ch` of row `row` in a swizzled tile whose
+/// rows are CH chunks long.
+template <int CH> __device__ __forceinline__ int swz(int row, int ch) {
+  return (row * CH + (ch ^ (row & 7))) * 16;
+}
+
+/// Row of the cache holding (sequence b, slot s, kvHead), or null when the
+/// slot has no storage (it then reads as zeros).
+__device__ __forceinline__ int64_t cacheRowOffset(const AttnParams &p,
+                                                  int64_t b, int32_t s,
+                                                  int kvHead, int D) {
+  if (p.paged) {
+    int32_t logical = s / p.blockSize;
+    if (logical >= p.maxBlocksPerSeq)
+      return -1;
+    int32_t block = __ldg(p.blockTables + b * p.maxBlocksPerSeq + logical);
+    if (block < 0 || block >= p.numBlocks)
+      return -1;
+    return block * p.blockStride +
+           (int64_t(kvHead) * p.blockSize + (s - logical * p.blockSize)) * D;
+  }
+  if (s >= p.capacity)
+    return -1;
+  return ((b * 2 * p.numKvHeads + kvHead) * p.capacity + s) * D;
+}
+
+/// Grid: x = rowTile + rowTiles * split (row tiles of one split adjacent,
+/// so that they read the same keys while these are in L2), y = kv head,
+/// z = sequence.
+template <typename T, int D, int WM, int WN, int KW, int NST>
+__global__ void __launch_bounds__(kThreads)
+    attentionKernel(const AttnParams p) {
+  using Ops = MmaOps<T>;
+  constexpr int ROWS = 16 * WM;
+  constexpr int SK = KW * WN; // keys per stage
+  constexpr int CH = D / 8;   // 16-byte chunks per row
+  constexpr int STAGE_BYTES = 2 * SK * D * 2;
+  constexpr int OST = D + 8; // padded fp32 row of the epilogue buffer
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ int32_t sInfo[4];
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int rowTile = blockIdx.x % p.rowTiles;
+  const int split = blockIdx.x / p.rowTiles;
+  const int kvHead = blockIdx.y;
+  const int64_t b = blockIdx.z;
+  const int G = p.group;
+
+  const int32_t qBegin = __ldg(p.cuQLens + b);
+  const int32_t qLen = __ldg(p.cuQLens + b + 1) - qBegin;
+  int32_t kvLen = __ldg(p.kvLens + b);
+  if (kvLen < qLen) // malformed; never read unwritten slots beyond qLen
+    kvLen = qLen;
+  const int32_t prefix = kvLen - qLen;
+  const int32_t rowsTotal = qLen * G;
+  const int32_t row0 = rowTile * ROWS;
+  if (row0 >= rowsTotal)
+    return; // the whole item (every split) leaves: counters untouched
+  const int32_t tokLo = row0 / G;
+  const int32_t tokHi = (min(row0 + ROWS, rowsTotal) - 1) / G;
+  const bool tree = p.parentIds != nullptr;
+  const int32_t *pos = p.positions ? p.positions + qBegin : nullptr;
+
+  // Key range of the item: causal rows end at their own slot; a window
+  // starts at the smallest query position - W + 1.
+  int32_t kvEnd = tree ? kvLen : min(kvLen, prefix + tokHi + 1);
+  int32_t kvStart = 0;
+  if (p.window > 0) {
+    if (tid == 0)
+      sInfo[0] = 0x7fffffff;
+    __syncthreads();
+    if (tid <= tokHi - tokLo) {
+      int32_t t = tokLo + tid;
+      atomicMin(&sInfo[0], pos ? __ldg(pos + t) : prefix + t);
+    }
+    __syncthreads();
+    kvStart = max(0, sInfo[0] - p.window + 1);
+    if (pos) // new keys are placed by their positions, not their slots
+      kvStart = min(kvStart, prefix);
+  }
+  const int32_t range = max(kvEnd - kvStart, 0);
+  int32_t chunk = (range + p.numSplits - 1) / p.numSplits;
+  chunk = (chunk + SK - 1) / SK * SK;
+  const int32_t ks = min(kvStart + split * chunk, kvEnd);
+  const int32_t ke = min(ks + chunk, kvEnd);
+
+  // Q fragments (A operand) of this warp's 16 rows; rows past the item
+  // are zero.
+  const int32_t wRow = row0 + (WM > 1 ? 16 * warp : 0);
+  int32_t rTok[2], rSlot[2], rPos[2];
+  bool rValid[2];
+  uint32_t qf[D / 16][4];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    int32_t row = wRow + (lane >> 2) + 8 * h;
+    rValid[h] = row < rowsTotal && row < row0 + ROWS;
+    int32_t tok = rValid[h] ? row / G : 0;
+    int g = rValid[h] ? row - tok * G : 0;
+    rTok[h] = tok;
+    rSlot[h] = prefix + tok;
+    rPos[h] = pos ? __ldg(pos + tok) : rSlot[h];
+    const uint32_t *src = reinterpret_cast<const uint32_t *>(
+        p.q + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      int c = kk * 8 + (lane & 3); // uint32 index: element 2c
+      qf[kk][0 + h] = rValid[h] ? __ldg(src + c) : 0u;
+      qf[kk][2 + h] = rValid[h] ? __ldg(src + c + 4) : 0u;
+    }
+  }
+  // Bounds over the warp's rows that decide whether a key slice needs the
+  // per-element mask.
+  int32_t wMaxPos =
+      max(rValid[0] ? rPos[0] : INT32_MIN, rValid[1] ? rPos[1] : INT32_MIN);
+  int32_t wMinSlot =
+      min(rValid[0] ? rSlot[0] : INT32_MAX, rValid[1] ? rSlot[1] : INT32_MAX);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    wMaxPos = max(wMaxPos, __shfl_xor_sync(0xffffffffu, wMaxPos, o));
+    wMinSlot = min(wMinSlot, __shfl_xor_sync(0xffffffffu, wMinSlot, o));
+  }
+
+  float o[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+    o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+  float mRow[2] = {-INFINITY, -INFINITY}, lRow[2] = {0.f, 0.f};
+
+  const uint32_t smemBase =
+      static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  // Loader: TPR threads per key row, each moving CH / TPR chunks of K and
+  // of V; all of a thread's cache-row lookups (block table reads) are
+  // issued before its first copy so that their latencies overlap.
+  constexpr int TPR = 4;
+  constexpr int KEYS_PER_PASS = kThreads / TPR;
+  constexpr int KEYS_PER_THREAD = SK / KEYS_PER_PASS;
+  auto loadStage = [&](int tile, int stage) {
+    const int32_t t0 = ks + tile * SK;
+    const uint32_t kBase = smemBase + stage * STAGE_BYTES;
+    const uint32_t vBase = kBase + SK * D * 2;
+    int64_t off[KEYS_PER_THREAD];
+#pragma unroll
+    for (int j = 0; j < KEYS_PER_THREAD; ++j) {
+      int32_t s = t0 + tid / TPR + j * KEYS_PER_PASS;
+      off[j] = s < ke ? cacheRowOffset(p, b, s, kvHead, D) : -1;
+    }
+    const int64_t vShift = p.paged ? 0 : int64_t(p.numKvHeads) * p.capacity * D;
+    const uint16_t *vPool = p.paged ? p.v : p.k;
+#pragma unroll
+    for (int j = 0; j < KEYS_PER_THREAD; ++j) {
+      const int key = tid / TPR + j * KEYS_PER_PASS;
+      const bool valid = off[j] >= 0;
+#pragma unroll
+      for (int m = 0; m < CH / TPR; ++m) {
+        const int ch = tid % TPR + m * TPR;
+        cpAsync16(kBase + swz<CH>(key, ch), valid ? p.k + off[j] + ch * 8 : p.k,
+                  valid);
+        cpAsync16(vBase + swz<CH>(key, ch),
+                  valid ? vPool + vShift + off[j] + ch * 8 : p.k, valid);
+      }
+    }
+  };
+
+  const int nTiles = (ke - ks + SK - 1) / SK;
+#pragma unroll
+  for (int s = 0; s < NST - 1; ++s) {
+    if (s < nTiles)
+      loadStage(s, s);
+    cpAsyncCommit();
+  }
+  const int keyOff = WN > 1 ? KW * warp : 0; // this warp's keys in a stage
+  const int32_t *parents = tree ? p.parentIds + qBegin : nullptr;
+
+  for (int it = 0; it < nTiles; ++it) {
+    if (it + NST - 1 < nTiles)
+      loadStage(it + NST - 1, (it + NST - 1) % NST);
+    cpAsyncCommit();
+    cpAsyncWait<NST - 1>();
+    __syncthreads();
+    const uint32_t kBase = smemBase + (it % NST) * STAGE_BYTES;
+    const uint32_t vBase = kBase + SK * D * 2;
+    const int32_t tLo = ks + it * SK + keyOff; // slot of this warp's key 0
+
+    if (tLo < ke) {
+      // S = Q K^T over this warp's KW keys.
+      float s[KW / 8][4];
+#pragma unroll
+      for (int n = 0; n < KW / 8; ++n)
+        s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+        for (int nb = 0; nb < KW / 16; ++nb) {
+          int m = lane >> 3;
+          int key = keyOff + nb * 16 + (m >> 1) * 8 + (lane & 7);
+          uint32_t bf[4];
+          ldmatrixX4(bf, kBase + swz<CH>(key, kk * 2 + (m & 1)));
+          Ops::mma(s[2 * nb], qf[kk], bf[0], bf[1]);
+          Ops::mma(s[2 * nb + 1], qf[kk], bf[2], bf[3]);
+        }
+      }
+      // Mask only where some key of the slice may be invisible: past the
+      // range, among the new tokens, or older than a row's window.
+      const bool needMask = tLo + KW > ke ||
+                            (tree ? tLo + KW > prefix : tLo + KW > wMinSlot) ||
+                            (p.window > 0 && tLo <= wMaxPos - p.window) ||
+                            (pos && tLo + KW > prefix);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        uint64_t anc = 0; // tree: bit j = key tLo + j is an ancestor
+        if (needMask && tree && tLo + KW > prefix) {
+          for (int32_t a = rTok[h]; a >= 0 && prefix + a >= tLo;
+               a = __ldg(parents + a))
+            if (prefix + a < tLo + KW)
+              anc |= 1ull << (prefix + a - tLo);
+        }
+#pragma unroll
+        for (int n = 0; n < KW / 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float &x = s[n][2 * h + e];
+            x *= p.scaleLog2;
+            if (needMask) {
+              int j = n * 8 + (lane & 3) * 2 + e;
+              int32_t slot = tLo + j;
+              bool vis = slot < ke;
+              if (slot >= prefix)
+                vis = vis && (tree ? ((anc >> j) & 1) : slot <= rSlot[h]);
+              if (p.window > 0 && vis) {
+                int32_t kPos =
+                    slot >= prefix && pos ? __ldg(pos + (slot - prefix)) : slot;
+                vis = rPos[h] - kPos < p.window;
+              }
+              if (!vis)
+                x = -INFINITY;
+            }
+          }
+      }
+      // Online softmax (base 2); a row that has seen nothing keeps m = -inf
+      // and uses 0 as its base so that no inf - inf appears.
+      float pScale[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float mx = mRow[h];
+#pragma unroll
+        for (int n = 0; n < KW / 8; ++n)
+          mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        float base = mx == -INFINITY ? 0.f : mx;
+        pScale[h] = exp2f(mRow[h] - base);
+        mRow[h] = mx;
+        float sum = 0.f;
+#pragma unroll
+        for (int n = 0; n < KW / 8; ++n) {
+          s[n][2 * h] = exp2f(s[n][2 * h] - base);
+          s[n][2 * h + 1] = exp2f(s[n][2 * h + 1] - base);
+          sum += s[n][2 * h] + s[n][2 * h + 1];
+        }
+        lRow[h] = lRow[h] * pScale[h] + sum;
+      }
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        o[n][0] *= pScale[0];
+        o[n][1] *= pScale[0];
+        o[n][2] *= pScale[1];
+        o[n][3] *= pScale[1];
+      }
+      // O += P V: the S accumulators of two key n-tiles are the A fragment
+      // of one 16-key step.
+#pragma unroll
+      for (int kk = 0; kk < KW / 16; ++kk) {
+        uint32_t a[4] = {Ops::pack(s[2 * kk][0], s[2 * kk][1]),
+                         Ops::pack(s[2 * kk][2], s[2 * kk][3]),
+                         Ops::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                         Ops::pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+        for (int nd = 0; nd < D / 16; ++nd) {
+          int m = lane >> 3;
+          int key = keyOff + kk * 16 + (m & 1) * 8 + (lane & 7);
+          uint32_t bf[4];
+          ldmatrixX4Trans(bf, vBase + swz<CH>(key, nd * 2 + (m >> 1)));
+          Ops::mma(o[2 * nd], a, bf[0], bf[1]);
+          Ops::mma(o[2 * nd + 1], a, bf[2], bf[3]);
+        }
+      }
+    }
+    __syncthreads();
+  }
+  cpAsyncWait<0>();
+  __syncthreads();
+
+  // Epilogue through shared memory: [4 warps][16 rows][OST] fp32 O plus m
+  // and l per row; then one pass writes out (or the split's partial).
+  float *sO = reinterpret_cast<float *>(smem);
+  float *sM = sO + 4 * 16 * OST;
+  float *sL = sM + 4 * 16;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float l = lRow[h];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    int r = (lane >> 2) + 8 * h;
+    if ((lane & 3) == 0) {
+      sM[warp * 16 + r] = mRow[h];
+      sL[warp * 16 + r] = l;
+    }
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+      *reinterpret_cast<float2 *>(sO + (warp * 16 + r) * OST + n * 8 +
+                                  (lane & 3) * 2) =
+          make_float2(o[n][2 * h], o[n][2 * h + 1]);
+  }
+  __syncthreads();
+
+  const int64_t item =
+      (b * p.numKvHeads + kvHead) * int64_t(p.rowTiles) + rowTile;
+  const bool direct = p.numSplits == 1;
+  float *partO =
+      direct ? nullptr : p.partO + (item * p.numSplits + split) * ROWS * D;
+  float *partLse =
+      direct ? nullptr : p.partLse + (item * p.numSplits + split) * ROWS;
+  // Each thread finishes 4 consecutive elements of one row at a time.
+  for (int c = tid; c < ROWS * D / 4; c += kThreads) {
+    int r = c / (D / 4), d = (c % (D / 4)) * 4;
+    float M = -INFINITY, L = 0.f;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    // WN > 1: the four warps hold the same rows over different keys.
+    constexpr int NW = WN > 1 ? 4 : 1;
+#pragma unroll
+    for (int w = 0; w < NW; ++w) {
+      int sr = WN > 1 ? w * 16 + r : r;
+      M = fmaxf(M, sM[sr]);
+    }
+    float base = M == -INFINITY ? 0.f : M;
+#pragma unroll
+    for (int w = 0; w < NW; ++w) {
+      int sr = WN > 1 ? w * 16 + r : r;
+      float f = exp2f(sM[sr] - base);
+      L += sL[sr] * f;
+      float4 x = *reinterpret_cast<const float4 *>(sO + sr * OST + d);
+      acc.x += x.x * f;
+      acc.y += x.y * f;
+      acc.z += x.z * f;
+      acc.w += x.w * f;
+    }
+    float inv = L > 0.f ? 1.f / L : 0.f;
+    acc.x *= inv;
+    acc.y *= inv;
+    acc.z *= inv;
+    acc.w *= inv;
+    int32_t row = row0 + r;
+    if (direct) {
+      if (row < rowsTotal) {
+        int32_t tok = row / G, g = row - tok * G;
+        uint16_t *dst =
+            p.out +
+            ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D + d;
+        uint2 v;
+        v.x = Ops::one(acc.x) | (uint32_t(Ops::one(acc.y)) << 16);
+        v.y = Ops::one(acc.z) | (uint32_t(Ops::one(acc.w)) << 16);
+        *reinterpret_cast<uint2 *>(dst) = v;
+      }
+    } else {
+      *reinterpret_cast<float4 *>(partO + r * D + d) = acc;
+      if (d == 0)
+        partLse[r] = L > 0.f ? M + log2f(L) : -INFINITY;
+    }
+  }
+  if (direct)
+    return;
+
+  // The last split of the item to finish merges all of them.
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) {
+    int32_t done = atomicAdd(p.counters + item, 1);
+    sInfo[1] = done == p.numSplits - 1;
+    if (sInfo[1])
+      p.counters[item] = 0; // ready for the next launch (graph replay)
+  }
+  __syncthreads();
+  if (!sInfo[1])
+    return;
+  __threadfence();
+  const float *allO = p.partO + item * p.numSplits * ROWS * D;
+  const float *allLse = p.partLse + item * p.numSplits * ROWS;
+  for (int c = tid; c < ROWS * D / 4; c += kThreads) {
+    int r = c / (D / 4), d = (c % (D / 4)) * 4;
+    int32_t row = row0 + r;
+    if (row >= rowsTotal)
+      continue;
+    float M = -INFINITY;
+    for (int sp = 0; sp < p.numSplits; ++sp)
+      M = fmaxf(M, __ldcg(allLse + sp * ROWS + r));
+    float base = M == -INFINITY ? 0.f : M;
+    float W = 0.f;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int sp = 0; sp < p.numSplits; ++sp) {
+      float f = exp2f(__ldcg(allLse + sp * ROWS + r) - base);
+      if (f == 0.f)
+        continue;
+      float4 x = __ldcg(
+          reinterpret_cast<const float4 *>(allO + (sp * ROWS + r) * D + d));
+      W += f;
+      acc.x += x.x * f;
+      acc.y += x.y * f;
+      acc.z += x.z * f;
+      acc.w += x.w * f;
+    }
+    float inv = W > 0.f ? 1.f / W : 0.f;
+    int32_t tok = row / G, g = row - tok * G;
+    uint16_t *dst =
+        p.out + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D +
+        d;
+    uint2 v;
+    v.x = Ops::one(acc.x * inv) | (uint32_t(Ops::one(acc.y * inv)) << 16);
+    v.y = Ops::one(acc.z * inv) | (uint32_t(Ops::one(acc.w * inv)) << 16);
+    *reinterpret_cast<uint2 *>(dst) = v;
+  }
+}
+
+} // namespace strata::kernels::attention_detail
+
+#endif // STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH

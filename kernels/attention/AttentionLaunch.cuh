@@ -1,0 +1,125 @@
+// Host side shared by the attention launchers: entry checks, the split
+// count, the workspace layout and the launch of one kernel configuration.
+// Each launcher .cu instantiates only the configurations it uses, so the
+// three translation units compile in parallel.
+#ifndef STRATA_KERNELS_ATTENTION_ATTENTIONLAUNCH_CUH
+#define STRATA_KERNELS_ATTENTION_ATTENTIONLAUNCH_CUH
+
+#include "kernels/attention/Attention.h"
+#include "kernels/attention/AttentionKernel.cuh"
+#include "kernels/common/CudaCheck.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace strata::kernels::attention_detail {
+
+/// Shape of a kernel configuration (see AttentionKernel.cuh).
+struct Config {
+  int wm, wn, kw, nst;
+  int rows() const { return 16 * wm; }
+  int stageKeys() const { return kw * wn; }
+  size_t smemBytes(int headDim) const {
+    size_t stages = size_t(nst) * 2 * stageKeys() * headDim * 2;
+    size_t epilogue = (4 * 16 * size_t(headDim + 8) + 2 * 64) * 4;
+    return std::max(stages, epilogue);
+  }
+};
+
+/// Rows configuration for prefill/extend/tree; key-split warps for decode.
+/// headDim 64 decode affords a third stage in the same shared memory.
+inline Config configFor(AttentionKind kind, int headDim) {
+  if (kind == AttentionKind::Decode)
+    return headDim == 64 ? Config{1, 4, 32, 3} : Config{1, 4, 16, 3};
+  return Config{4, 1, 64, 3};
+}
+
+/// Entry checks common to every launcher (dims, pointers, alignment, the
+/// phase-specific operands). `name` prefixes the message.
+Status checkAttention(const char *name, AttentionKind kind,
+                      const AttentionDims &dims, const AttentionTensors &t,
+                      const AttentionLaunch &launch);
+
+struct WorkspaceLayout {
+  int32_t splits = 1;
+  int64_t rowTiles = 0;
+  int64_t items = 0;
+  size_t countersOff = 0, lseOff = 0, oOff = 0, bytes = 0;
+};
+
+WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &dims,
+                                const AttentionLaunch &launch);
+
+template <typename T, int D, int WM, int WN, int KW, int NST>
+Status launchConfig(const char *name, AttentionKind kind,
+                    const AttentionDims &dims, const AttentionTensors &t,
+                    const AttentionLaunch &launch, cudaStream_t stream) {
+  const Config cfg{WM, WN, KW, NST};
+  WorkspaceLayout ws = workspaceLayout(kind, dims, launch);
+  if (dims.batch == 0 || ws.rowTiles == 0)
+    return Status::success();
+  AttnParams p{};
+  p.q = static_cast<const uint16_t *>(t.q);
+  p.out = static_cast<uint16_t *>(t.out);
+  p.cuQLens = t.cuQLens;
+  p.kvLens = t.kvLens;
+  p.parentIds = t.parentIds;
+  p.positions = t.positions;
+  p.k = static_cast<const uint16_t *>(t.cache.k);
+  p.paged = t.cache.layout == KvCacheLayout::Paged;
+  p.v = static_cast<const uint16_t *>(p.paged ? t.cache.v : nullptr);
+  p.blockTables = t.cache.blockTables;
+  p.numBlocks = t.cache.numBlocks;
+  p.blockStride = t.cache.blockStride
+                      ? t.cache.blockStride
+                      : int64_t(dims.numKvHeads) * t.cache.blockSize * D;
+  p.capacity = t.cache.capacity;
+  p.blockSize = int32_t(std::max<int64_t>(t.cache.blockSize, 1));
+  p.maxBlocksPerSeq = int32_t(t.cache.maxBlocksPerSeq);
+  p.numQHeads = dims.numQHeads;
+  p.numKvHeads = dims.numKvHeads;
+  p.group = dims.numQHeads / dims.numKvHeads;
+  p.scaleLog2 = dims.scale * 1.4426950408889634f;
+  p.window = int32_t(std::min<int64_t>(dims.slidingWindow, INT32_MAX));
+  p.numSplits = ws.splits;
+  p.rowTiles = int32_t(ws.rowTiles);
+  if (ws.splits > 1) {
+    auto *base = static_cast<unsigned char *>(launch.workspace);
+    p.counters = reinterpret_cast<int32_t *>(base + ws.countersOff);
+    p.partLse = reinterpret_cast<float *>(base + ws.lseOff);
+    p.partO = reinterpret_cast<float *>(base + ws.oOff);
+  }
+  const size_t smem = cfg.smemBytes(D);
+  auto kernel = attentionKernel<T, D, WM, WN, KW, NST>;
+  STRATA_CUDA_RETURN_IF_ERROR(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           int(smem)),
+      name);
+  dim3 grid(unsigned(ws.rowTiles * ws.splits), unsigned(dims.numKvHeads),
+            unsigned(dims.batch));
+  kernel<<<grid, kThreads, smem, stream>>>(p);
+  return cudaStatus(cudaGetLastError(), name);
+}
+
+/// Dispatch over dtype and head dim for one configuration.
+template <int WM, int WN, int KW, int NST, int NST64, int KW64>
+Status launchAny(const char *name, AttentionKind kind,
+                 const AttentionDims &dims, const AttentionTensors &t,
+                 const AttentionLaunch &launch, cudaStream_t stream) {
+  if (Status s = checkAttention(name, kind, dims, t, launch); !s)
+    return s;
+  const bool bf16 = dims.dtype == ActDType::BF16;
+  if (dims.headDim == 128)
+    return bf16 ? launchConfig<__nv_bfloat16, 128, WM, WN, KW, NST>(
+                      name, kind, dims, t, launch, stream)
+                : launchConfig<__half, 128, WM, WN, KW, NST>(name, kind, dims,
+                                                             t, launch, stream);
+  return bf16 ? launchConfig<__nv_bfloat16, 64, WM, WN, KW64, NST64>(
+                    name, kind, dims, t, launch, stream)
+              : launchConfig<__half, 64, WM, WN, KW64, NST64>(
+                    name, kind, dims, t, launch, stream);
+}
+
+} // namespace strata::kernels::attention_detail
+
+#endif // STRATA_KERNELS_ATTENTION_ATTENTIONLAUNCH_CUH

@@ -1,0 +1,352 @@
+#include "tests/gpu/attention/AttentionCase.h"
+
+#include "kernels/cpu/AttentionRef.h"
+#include "kernels/cpu/HalfTypes.h"
+
+#include <catch2/catch.hpp>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <sstream>
+
+namespace strata::kernels::attention_test {
+
+namespace {
+
+/// A NaN in fp16 and bf16 that no rounding produces: an element the kernel
+/// leaves unwritten reads back as exactly this.
+constexpr uint16_t kPoison = 0xffff;
+
+#define ATTN_CUDA_REQUIRE(expr)                                                \
+  do {                                                                         \
+    cudaError_t e_ = (expr);                                                   \
+    INFO(#expr << ": " << cudaGetErrorString(e_));                             \
+    REQUIRE(e_ == cudaSuccess);                                                \
+  } while (0)
+
+template <typename E> class DevBuf {
+public:
+  explicit DevBuf(size_t n) : n_(n) {
+    ATTN_CUDA_REQUIRE(cudaMalloc(&p_, std::max<size_t>(n, 1) * sizeof(E)));
+  }
+  ~DevBuf() { cudaFree(p_); }
+  DevBuf(const DevBuf &) = delete;
+  DevBuf &operator=(const DevBuf &) = delete;
+  void upload(const std::vector<E> &h) {
+    REQUIRE(h.size() == n_);
+    ATTN_CUDA_REQUIRE(
+        cudaMemcpy(p_, h.data(), n_ * sizeof(E), cudaMemcpyHostToDevice));
+  }
+  std::vector<E> download() const {
+    std::vector<E> h(n_);
+    ATTN_CUDA_REQUIRE(cudaDeviceSynchronize());
+    ATTN_CUDA_REQUIRE(
+        cudaMemcpy(h.data(), p_, n_ * sizeof(E), cudaMemcpyDeviceToHost));
+    return h;
+  }
+  E *get() const { return p_; }
+
+private:
+  E *p_ = nullptr;
+  size_t n_;
+};
+
+float toFloat(uint16_t bits, ActDType t) {
+  return t == ActDType::BF16 ? bf16BitsToFloat(bits) : f16BitsToFloat(bits);
+}
+
+std::vector<uint16_t> randomNormal(std::mt19937_64 &rng, size_t n, ActDType t) {
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<uint16_t> v(n);
+  for (auto &x : v)
+    x = t == ActDType::BF16 ? floatToBf16Bits(normal(rng))
+                            : floatToF16Bits(normal(rng));
+  return v;
+}
+
+const char *kindName(AttentionKind k) {
+  switch (k) {
+  case AttentionKind::Prefill:
+    return "prefill";
+  case AttentionKind::Extend:
+    return "extend";
+  case AttentionKind::Decode:
+    return "decode";
+  case AttentionKind::Tree:
+    return "tree";
+  }
+  return "?";
+}
+
+Status launch(AttentionKind k, const AttentionDims &d,
+              const AttentionTensors &t, const AttentionLaunch &l,
+              cudaStream_t s) {
+  switch (k) {
+  case AttentionKind::Prefill:
+    return attentionPrefill(d, t, l, s);
+  case AttentionKind::Extend:
+    return attentionExtend(d, t, l, s);
+  case AttentionKind::Decode:
+    return attentionDecode(d, t, l, s);
+  case AttentionKind::Tree:
+    return attentionTree(d, t, l, s);
+  }
+  return Status::error("unknown kind");
+}
+
+/// Random tree of n nodes whose depth (root = 1) stays <= maxDepth.
+std::vector<int32_t> randomTree(std::mt19937_64 &rng, int32_t n,
+                                int32_t maxDepth) {
+  std::vector<int32_t> parent(n), depth(n);
+  for (int32_t i = 0; i < n; ++i) {
+    for (;;) {
+      int32_t p = int32_t(rng() % (i + 1)) - 1;
+      int32_t dp = p < 0 ? 1 : depth[p] + 1;
+      if (dp <= maxDepth) {
+        parent[i] = p;
+        depth[i] = dp;
+        break;
+      }
+    }
+  }
+  return parent;
+}
+
+/// Compares every row and head; returns the largest relative error.
+double compare(const std::vector<uint16_t> &gpu,
+               const std::vector<uint16_t> &ref, int64_t rows, int32_t heads,
+               int32_t D, ActDType t) {
+  double worst = 0;
+  int64_t unwritten = 0, bad = 0;
+  for (int64_t r = 0; r < rows * heads; ++r) {
+    double num = 0, den = 0;
+    for (int32_t e = 0; e < D; ++e) {
+      uint16_t g = gpu[r * D + e];
+      if (g == kPoison)
+        ++unwritten;
+      float gv = toFloat(g, t), rv = toFloat(ref[r * D + e], t);
+      if (!std::isfinite(gv))
+        ++bad;
+      num += double(gv - rv) * (gv - rv);
+      den += double(rv) * rv;
+    }
+    worst = std::max(worst, std::sqrt(num / std::max(den, 1e-12)));
+  }
+  INFO("unwritten " << unwritten << ", non-finite " << bad);
+  REQUIRE(unwritten == 0);
+  REQUIRE(bad == 0);
+  return worst;
+}
+
+} // namespace
+
+std::mt19937_64 &attnTestRng() {
+  static std::mt19937_64 rng = [] {
+    const char *env = std::getenv("STRATA_TEST_SEED");
+    uint64_t seed =
+        env ? std::strtoull(env, nullptr, 0)
+            : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+    std::printf("[attention] STRATA_TEST_SEED=%llu\n",
+                static_cast<unsigned long long>(seed));
+    return std::mt19937_64(seed);
+  }();
+  return rng;
+}
+
+std::string AttnCase::describe() const {
+  std::ostringstream os;
+  os << kindName(kind) << (dtype == ActDType::BF16 ? " bf16" : " fp16")
+     << " Hkv=" << numKvHeads << " G=" << group << " D=" << headDim
+     << (contiguous ? " contiguous" : " bs=" + std::to_string(blockSize))
+     << " window=" << window << " splits=" << numSplits
+     << (graphReplay ? " graph" : "") << " q=[";
+  for (size_t i = 0; i < qLens.size(); ++i)
+    os << (i ? "," : "") << qLens[i] << "+" << prefixLens[i];
+  os << "]";
+  return os.str();
+}
+
+std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
+  INFO(c.describe());
+  const int64_t batch = int64_t(c.qLens.size());
+  REQUIRE(c.prefixLens.size() == c.qLens.size());
+  const int32_t Hkv = c.numKvHeads, Hq = c.numKvHeads * c.group, D = c.headDim;
+  std::vector<int32_t> cuQ(batch + 1, 0), kvLens(batch);
+  for (int64_t b = 0; b < batch; ++b) {
+    cuQ[b + 1] = cuQ[b] + c.qLens[b];
+    kvLens[b] = c.prefixLens[b] + c.qLens[b];
+  }
+  const int64_t totalQ = cuQ[batch];
+  const int32_t maxKv = *std::max_element(kvLens.begin(), kvLens.end());
+
+  // Cache: shuffled block ids, one spare -1 entry per table, a few blocks
+  // no table names.
+  const int64_t bs = c.contiguous ? 1 : c.blockSize;
+  const int64_t maxBlocks = (maxKv + bs - 1) / bs + 1;
+  int64_t numBlocks = 0, cacheElems = 0, capacity = maxKv + 5;
+  std::vector<int32_t> tables;
+  if (c.contiguous) {
+    cacheElems = batch * 2 * Hkv * capacity * D;
+  } else {
+    int64_t used = 0;
+    for (int64_t b = 0; b < batch; ++b)
+      used += (kvLens[b] + bs - 1) / bs;
+    numBlocks = used + 3;
+    std::vector<int32_t> ids(numBlocks);
+    std::iota(ids.begin(), ids.end(), 0);
+    std::shuffle(ids.begin(), ids.end(), rng);
+    tables.assign(batch * maxBlocks, -1);
+    int64_t next = 0;
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t j = 0; j < (kvLens[b] + bs - 1) / bs; ++j)
+        tables[b * maxBlocks + j] = ids[next++];
+    cacheElems = numBlocks * Hkv * bs * D;
+  }
+  std::vector<uint16_t> kHost = randomNormal(rng, cacheElems, c.dtype);
+  std::vector<uint16_t> vHost = c.contiguous
+                                    ? std::vector<uint16_t>()
+                                    : randomNormal(rng, cacheElems, c.dtype);
+  std::vector<uint16_t> qHost = randomNormal(rng, totalQ * Hq * D, c.dtype);
+
+  std::vector<int32_t> parents, positions;
+  const bool tree = c.kind == AttentionKind::Tree;
+  if (tree) {
+    for (int64_t b = 0; b < batch; ++b) {
+      std::vector<int32_t> p = c.parents.empty()
+                                   ? randomTree(rng, c.qLens[b], c.maxDepth)
+                                   : c.parents[b];
+      REQUIRE(int64_t(p.size()) == c.qLens[b]);
+      std::vector<int32_t> depth(p.size());
+      for (size_t i = 0; i < p.size(); ++i) {
+        depth[i] = p[i] < 0 ? 1 : depth[p[i]] + 1;
+        parents.push_back(p[i]);
+        positions.push_back(c.prefixLens[b] + depth[i] - 1);
+      }
+    }
+  }
+
+  DevBuf<uint16_t> q(qHost.size()), out(totalQ * Hq * D);
+  DevBuf<uint16_t> kDev(cacheElems), vDev(c.contiguous ? 1 : cacheElems);
+  DevBuf<int32_t> cuDev(batch + 1), kvDev(batch),
+      tabDev(std::max<size_t>(tables.size(), 1)),
+      parDev(std::max<size_t>(parents.size(), 1)),
+      posDev(std::max<size_t>(positions.size(), 1));
+  q.upload(qHost);
+  kDev.upload(kHost);
+  if (!c.contiguous) {
+    vDev.upload(vHost);
+    tabDev.upload(tables);
+  }
+  cuDev.upload(cuQ);
+  kvDev.upload(kvLens);
+  if (tree) {
+    parDev.upload(parents);
+    posDev.upload(positions);
+  }
+
+  AttentionDims dims;
+  dims.batch = batch;
+  dims.numQHeads = Hq;
+  dims.numKvHeads = Hkv;
+  dims.headDim = D;
+  dims.dtype = c.dtype;
+  dims.scale = 1.3f / std::sqrt(float(D));
+  dims.slidingWindow = c.window;
+  AttentionTensors t;
+  t.q = q.get();
+  t.out = out.get();
+  t.cuQLens = cuDev.get();
+  t.kvLens = kvDev.get();
+  t.parentIds = tree ? parDev.get() : nullptr;
+  t.positions = tree && c.treePositions ? posDev.get() : nullptr;
+  t.cache = c.contiguous ? KvCacheView::contiguous(kDev.get(), capacity)
+                         : KvCacheView::paged(kDev.get(), vDev.get(), numBlocks,
+                                              bs, tabDev.get(), maxBlocks);
+  AttentionLaunch l;
+  l.maxQLen = *std::max_element(c.qLens.begin(), c.qLens.end());
+  l.maxKvLen = maxKv;
+  l.numSplits = c.numSplits;
+  l.workspaceBytes = attentionWorkspaceBytes(c.kind, dims, l);
+  DevBuf<unsigned char> ws(std::max<size_t>(l.workspaceBytes, 16));
+  ATTN_CUDA_REQUIRE(
+      cudaMemset(ws.get(), 0, std::max<size_t>(l.workspaceBytes, 16)));
+  l.workspace = ws.get();
+  INFO("splits " << attentionNumSplits(c.kind, dims, l));
+
+  // Host view of the same operands for the reference.
+  AttentionTensors h = t;
+  std::vector<uint16_t> refOut;
+  h.q = qHost.data();
+  h.cuQLens = cuQ.data();
+  h.kvLens = kvLens.data();
+  h.parentIds = tree ? parents.data() : nullptr;
+  h.positions = tree && c.treePositions ? positions.data() : nullptr;
+  h.cache = c.contiguous
+                ? KvCacheView::contiguous(kHost.data(), capacity)
+                : KvCacheView::paged(kHost.data(), vHost.data(), numBlocks, bs,
+                                     tables.data(), maxBlocks);
+  const double tol = c.dtype == ActDType::BF16 ? 1.5e-2 : 4e-3;
+
+  auto check = [&]() {
+    std::vector<uint16_t> gpu = out.download();
+    refOut.assign(gpu.size(), kPoison);
+    h.out = refOut.data();
+    Status rs = attentionRef(dims, h);
+    INFO(rs.message());
+    REQUIRE(rs.ok());
+    double err = compare(gpu, refOut, totalQ, Hq, D, c.dtype);
+    INFO("max relative error per row " << err);
+    CHECK(err < tol);
+    return gpu;
+  };
+
+  cudaStream_t stream;
+  ATTN_CUDA_REQUIRE(cudaStreamCreate(&stream));
+  ATTN_CUDA_REQUIRE(cudaMemset(out.get(), 0xff, totalQ * Hq * D * 2));
+  std::vector<uint16_t> result;
+  if (!c.graphReplay) {
+    Status s = launch(c.kind, dims, t, l, stream);
+    INFO(s.message());
+    REQUIRE(s.ok());
+    result = check();
+    // A second launch reuses the workspace: the counters must be back at 0.
+    if (attentionNumSplits(c.kind, dims, l) > 1) {
+      ATTN_CUDA_REQUIRE(cudaMemset(out.get(), 0xff, totalQ * Hq * D * 2));
+      REQUIRE(launch(c.kind, dims, t, l, stream).ok());
+      check();
+    }
+  } else {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    ATTN_CUDA_REQUIRE(
+        cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    Status s = launch(c.kind, dims, t, l, stream);
+    ATTN_CUDA_REQUIRE(cudaStreamEndCapture(stream, &graph));
+    INFO(s.message());
+    REQUIRE(s.ok());
+    ATTN_CUDA_REQUIRE(cudaGraphInstantiate(&exec, graph, 0));
+    ATTN_CUDA_REQUIRE(cudaGraphLaunch(exec, stream));
+    result = check();
+    // Same graph, other lengths (cached tokens only shrink: the tables
+    // were sized for the first ones) and fresh queries.
+    for (int64_t b = 0; b < batch; ++b)
+      kvLens[b] = c.qLens[b] + int32_t(rng() % (c.prefixLens[b] + 1));
+    kvDev.upload(kvLens);
+    qHost = randomNormal(rng, qHost.size(), c.dtype);
+    q.upload(qHost);
+    h.q = qHost.data();
+    ATTN_CUDA_REQUIRE(cudaMemset(out.get(), 0xff, totalQ * Hq * D * 2));
+    ATTN_CUDA_REQUIRE(cudaGraphLaunch(exec, stream));
+    check();
+    ATTN_CUDA_REQUIRE(cudaGraphExecDestroy(exec));
+    ATTN_CUDA_REQUIRE(cudaGraphDestroy(graph));
+  }
+  ATTN_CUDA_REQUIRE(cudaStreamDestroy(stream));
+  return result;
+}
+
+} // namespace strata::kernels::attention_test

@@ -1,0 +1,53 @@
+// One GPU attention check: random q and cache (never zeros), a paged pool
+// with shuffled block ids and unallocated (-1) table entries, outputs
+// poisoned, the kernel and the CPU reference (kernels/cpu/AttentionRef.h)
+// on the same inputs, every output row compared.
+#ifndef STRATA_TESTS_GPU_ATTENTION_ATTENTIONCASE_H
+#define STRATA_TESTS_GPU_ATTENTION_ATTENTIONCASE_H
+
+#include "kernels/attention/Attention.h"
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace strata::kernels::attention_test {
+
+struct AttnCase {
+  AttentionKind kind = AttentionKind::Decode;
+  ActDType dtype = ActDType::BF16;
+  int32_t numKvHeads = 2;
+  int32_t group = 4;
+  int32_t headDim = 128;
+  int64_t blockSize = 16;
+  int64_t window = 0;
+  bool contiguous = false;
+  /// Per sequence: queries this step and cached tokens before it.
+  std::vector<int32_t> qLens;
+  std::vector<int32_t> prefixLens;
+  /// Tree only: parents per sequence (size qLens[b]); empty = random trees
+  /// of depth <= maxDepth.
+  std::vector<std::vector<int32_t>> parents;
+  int32_t maxDepth = 8;
+  /// Tree only: give query positions (prefix + depth) for the window.
+  bool treePositions = false;
+  /// 0: the launcher's choice.
+  int32_t numSplits = 0;
+  /// Capture the launch into a CUDA graph, then replay it with other
+  /// lengths (shorter, up to maxKvLen) and fresh q.
+  bool graphReplay = false;
+
+  std::string describe() const;
+};
+
+/// Runs the case; REQUIREs agreement with the reference. Returns the GPU
+/// output (for comparisons between launchers).
+std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng);
+
+/// Seed of this run (STRATA_TEST_SEED or fresh), printed once.
+std::mt19937_64 &attnTestRng();
+
+} // namespace strata::kernels::attention_test
+
+#endif // STRATA_TESTS_GPU_ATTENTION_ATTENTIONCASE_H

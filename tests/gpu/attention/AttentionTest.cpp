@@ -1,0 +1,187 @@
+// GPU tests of the attention launchers against the CPU reference.
+// [small] cases run under compute-sanitizer (memcheck); [race] is the
+// subset racecheck runs; [large] covers contexts to 128K tokens.
+#include "tests/gpu/attention/AttentionCase.h"
+
+#include <catch2/catch.hpp>
+
+using namespace strata::kernels;
+using namespace strata::kernels::attention_test;
+
+namespace {
+const ActDType kDtypes[] = {ActDType::BF16, ActDType::F16};
+}
+
+TEST_CASE("attention prefill, ragged batches", "[attention][small]") {
+  for (ActDType dt : kDtypes)
+    for (int D : {64, 128})
+      for (int G : {1, 4, 8}) {
+        AttnCase c;
+        c.kind = AttentionKind::Prefill;
+        c.dtype = dt;
+        c.headDim = D;
+        c.group = G;
+        c.blockSize = G == 4 ? 32 : 16;
+        c.qLens = {1, 37, 130, 7};
+        c.prefixLens = {0, 0, 0, 0};
+        runAttnCase(c, attnTestRng());
+        c.window = 20; // smaller than most sequences
+        runAttnCase(c, attnTestRng());
+      }
+}
+
+TEST_CASE("attention extend onto a paged cache", "[attention][small][race]") {
+  for (ActDType dt : kDtypes)
+    for (int D : {64, 128})
+      for (int G : {1, 4, 8})
+        for (int splits : {0, 1, 3}) {
+          AttnCase c;
+          c.kind = AttentionKind::Extend;
+          c.dtype = dt;
+          c.headDim = D;
+          c.group = G;
+          c.blockSize = splits == 3 ? 32 : 16;
+          c.numSplits = splits;
+          c.qLens = {1, 17, 70, 5};
+          c.prefixLens = {50, 301, 1000, 0};
+          c.window = splits == 1 ? 90 : 0;
+          runAttnCase(c, attnTestRng());
+        }
+}
+
+TEST_CASE("attention paged decode", "[attention][small][race]") {
+  for (ActDType dt : kDtypes)
+    for (int D : {64, 128})
+      for (int G : {1, 4, 8})
+        for (int splits : {0, 1, 4}) {
+          AttnCase c;
+          c.kind = AttentionKind::Decode;
+          c.dtype = dt;
+          c.headDim = D;
+          c.group = G;
+          c.blockSize = G == 8 ? 32 : 16;
+          c.numSplits = splits;
+          c.qLens = {1, 1, 1, 1, 1};
+          c.prefixLens = {0, 14, 32, 699, 2100};
+          runAttnCase(c, attnTestRng());
+        }
+}
+
+TEST_CASE("attention paged decode, windows and layouts", "[attention][small]") {
+  for (int64_t window : {1, 100, 5000})
+    for (int64_t bs : {1, 16, 32, 48}) {
+      AttnCase c;
+      c.kind = AttentionKind::Decode;
+      c.group = 4;
+      c.blockSize = bs;
+      c.window = window;
+      c.qLens = {1, 1, 1};
+      c.prefixLens = {3, 511, 3001};
+      runAttnCase(c, attnTestRng());
+    }
+  AttnCase c;
+  c.kind = AttentionKind::Decode;
+  c.contiguous = true;
+  c.qLens = {1, 1};
+  c.prefixLens = {77, 1500};
+  runAttnCase(c, attnTestRng());
+  c.kind = AttentionKind::Extend;
+  c.qLens = {9, 65};
+  runAttnCase(c, attnTestRng());
+}
+
+TEST_CASE("attention paged decode replayed from a CUDA graph",
+          "[attention][small]") {
+  for (int splits : {0, 1}) {
+    AttnCase c;
+    c.kind = AttentionKind::Decode;
+    c.group = 8;
+    c.numSplits = splits;
+    c.graphReplay = true;
+    c.qLens = {1, 1, 1};
+    c.prefixLens = {40, 3000, 900};
+    runAttnCase(c, attnTestRng());
+  }
+}
+
+TEST_CASE("attention tree verify", "[attention][small][race]") {
+  for (ActDType dt : kDtypes)
+    for (int D : {64, 128})
+      for (int depth = 1; depth <= 8; ++depth) {
+        AttnCase c;
+        c.kind = AttentionKind::Tree;
+        c.dtype = dt;
+        c.headDim = D;
+        c.group = depth % 3 == 0 ? 1 : (depth % 3 == 1 ? 4 : 8);
+        c.blockSize = depth % 2 ? 16 : 32;
+        c.maxDepth = depth;
+        c.qLens = {1 + depth * 3, 64, 5};
+        c.prefixLens = {10, 700, 2000};
+        c.numSplits = depth % 4 == 0 ? 1 : 0;
+        c.treePositions = depth % 2 == 0;
+        c.window = depth == 5 ? 300 : 0;
+        runAttnCase(c, attnTestRng());
+      }
+}
+
+TEST_CASE("a chain tree equals causal extend", "[attention][small]") {
+  for (int G : {1, 4, 8}) {
+    AttnCase c;
+    c.kind = AttentionKind::Extend;
+    c.group = G;
+    c.qLens = {8, 64, 3};
+    c.prefixLens = {100, 1000, 4097};
+    std::mt19937_64 rng = attnTestRng();
+    std::mt19937_64 same = rng;
+    attnTestRng().discard(1);
+    std::vector<uint16_t> extend = runAttnCase(c, rng);
+    c.kind = AttentionKind::Tree;
+    c.treePositions = true; // positions prefix + i: the slots themselves
+    for (int32_t n : c.qLens) {
+      std::vector<int32_t> chain(n);
+      for (int32_t i = 0; i < n; ++i)
+        chain[i] = i - 1;
+      c.parents.push_back(chain);
+    }
+    std::vector<uint16_t> tree = runAttnCase(c, same);
+    CHECK(tree == extend);
+  }
+}
+
+TEST_CASE("attention at long contexts", "[attention][large]") {
+  // 128K cached tokens: windows smaller and larger than the context.
+  for (int64_t window : {0, 4096, 200000}) {
+    AttnCase c;
+    c.kind = AttentionKind::Decode;
+    c.numKvHeads = 1;
+    c.group = 8;
+    c.window = window;
+    c.qLens = {1, 1};
+    c.prefixLens = {131071 + 1000, 5000};
+    runAttnCase(c, attnTestRng());
+  }
+  {
+    AttnCase c;
+    c.kind = AttentionKind::Extend;
+    c.numKvHeads = 1;
+    c.group = 4;
+    c.blockSize = 32;
+    c.qLens = {40};
+    c.prefixLens = {131072 + 13};
+    runAttnCase(c, attnTestRng());
+    c.kind = AttentionKind::Tree;
+    c.qLens = {64};
+    c.window = 8192;
+    c.treePositions = true;
+    runAttnCase(c, attnTestRng());
+  }
+  {
+    AttnCase c;
+    c.kind = AttentionKind::Prefill;
+    c.numKvHeads = 2;
+    c.group = 4;
+    c.qLens = {2049, 333};
+    c.prefixLens = {0, 0};
+    runAttnCase(c, attnTestRng());
+  }
+}
