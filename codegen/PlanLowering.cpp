@@ -183,6 +183,8 @@ mlir::LogicalResult ProgramLowering::addWeight(mlir::Operation *op) {
                << "plan lowering: packed weights must come from "
                   "strata.weight ops";
       w.packedFrom.push_back(src.getName().str());
+      w.packedRows.push_back(
+          src.getType().cast<mlir::RankedTensorType>().getDimSize(0));
     }
     w.name = "packed(";
     for (size_t i = 0; i < w.packedFrom.size(); ++i)

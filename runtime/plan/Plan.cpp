@@ -138,6 +138,27 @@ std::string validateProgram(const Plan &plan, const Program &p) {
   return "";
 }
 
+std::string validateWeight(const Weight &w) {
+  for (int64_t d : w.shape)
+    if (d <= 0)
+      return "weight '" + w.name + "' has a non-positive dimension";
+  if (w.packedRows.size() != w.packedFrom.size())
+    return "weight '" + w.name + "' lists " +
+           std::to_string(w.packedFrom.size()) + " packed sources but " +
+           std::to_string(w.packedRows.size()) + " row counts";
+  if (!w.packedFrom.empty()) {
+    int64_t rows = 0;
+    for (int64_t r : w.packedRows)
+      rows += r;
+    if (w.shape.empty() || rows != w.shape[0])
+      return "weight '" + w.name + "' packs " + std::to_string(rows) +
+             " rows into a first dimension of " +
+             (w.shape.empty() ? std::string("none")
+                              : std::to_string(w.shape[0]));
+  }
+  return "";
+}
+
 } // namespace
 
 std::string validatePlan(const Plan &plan) {
@@ -147,6 +168,9 @@ std::string validatePlan(const Plan &plan) {
            "tokens " +
            std::to_string(plan.limits.maxTokens) + ", max batch " +
            std::to_string(plan.limits.maxBatch);
+  for (const Weight &w : plan.weights)
+    if (std::string error = validateWeight(w); !error.empty())
+      return error;
   for (const Program &p : plan.programs)
     if (std::string error = validateProgram(plan, p); !error.empty())
       return error;

@@ -119,15 +119,17 @@ struct Program {
 };
 
 /// A weight as stored on the device. Packed weights (fused QKV, gate/up)
-/// list the checkpoint tensors concatenated along dimension 0, in order.
+/// list the checkpoint tensors concatenated along dimension 0, in order,
+/// with the rows each contributes.
 struct Weight {
   std::string name;
   DType dtype = DType::BF16;
   std::vector<int64_t> shape;
   std::vector<std::string> packedFrom;
+  std::vector<int64_t> packedRows;
   bool operator==(const Weight &o) const {
     return name == o.name && dtype == o.dtype && shape == o.shape &&
-           packedFrom == o.packedFrom;
+           packedFrom == o.packedFrom && packedRows == o.packedRows;
   }
 };
 

@@ -335,6 +335,9 @@ std::string serializePlan(const Plan &plan) {
     w.count(wt.packedFrom.size());
     for (const std::string &s : wt.packedFrom)
       w.str(s);
+    w.count(wt.packedRows.size());
+    for (int64_t r : wt.packedRows)
+      w.i64(r);
   }
   w.count(plan.programs.size());
   for (const Program &p : plan.programs)
@@ -396,7 +399,7 @@ bool deserializePlan(const std::string &bytes, const std::string &name,
   p.linearState.heads = r.i64("linear state heads");
   p.linearState.keyDim = r.i64("linear state key dim");
   p.linearState.valueDim = r.i64("linear state value dim");
-  p.weights.resize(r.count("weights", 13));
+  p.weights.resize(r.count("weights", 17));
   for (Weight &wt : p.weights) {
     wt.name = r.str("weight name");
     wt.dtype = r.enumValue<DType>("weight dtype", 3);
@@ -406,6 +409,9 @@ bool deserializePlan(const std::string &bytes, const std::string &name,
     wt.packedFrom.resize(r.count("packed sources", 4));
     for (std::string &s : wt.packedFrom)
       s = r.str("packed source");
+    wt.packedRows.resize(r.count("packed rows", 8));
+    for (int64_t &rows : wt.packedRows)
+      rows = r.i64("packed rows");
   }
   p.programs.resize(r.count("programs", 24));
   for (Program &prog : p.programs)

@@ -1,8 +1,11 @@
 // strata-run: the runtime-only front end. It links no MLIR, so it runs on
-// machines that only have the CUDA runtime. Plan execution joins here with
-// the plan format; today it reports the devices the runtime would use.
+// machines that only have the CUDA runtime: it reads a compiled plan
+// (`strata compile MODEL.yaml -o MODEL.splan`) and generates with it, or
+// lists the devices.
 #include "runtime/Devices.h"
+#include "runtime/plan/PlanFile.h"
 #include "tools/common/ArgParser.h"
+#include "tools/common/RunCommand.h"
 
 #include <cstdio>
 #include <string>
@@ -14,6 +17,7 @@
 
 int main(int argc, char **argv) {
   strata::tools::ArgParser parser;
+  strata::tools::addRunOptions(parser);
   parser.addFlag("list-devices", "list the CUDA devices and exit");
   parser.addFlag("version", "print the version and exit");
   parser.addFlag("help", "show this help");
@@ -26,22 +30,31 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (parser.has("help") || argc == 1) {
-    std::printf("usage: strata-run [options]\n\noptions:\n%s",
+    std::printf("usage: strata-run MODEL.splan --prompt-ids IDS [options]\n"
+                "       strata-run --list-devices\n\noptions:\n%s",
                 parser.helpText().c_str());
     return argc == 1 ? 2 : 0;
-  }
-  if (!parser.positionals().empty()) {
-    std::fprintf(stderr,
-                 "strata-run: error: unexpected argument '%s'\nrun "
-                 "'strata-run --help' for usage\n",
-                 parser.positionals().front().c_str());
-    return 2;
   }
   if (parser.has("version")) {
     std::printf("strata-run %s\n", STRATA_VERSION);
     return 0;
   }
-  strata::DeviceQuery query = strata::queryDevices();
-  std::printf("%s", strata::formatDeviceQuery(query).c_str());
-  return 0;
+  if (parser.has("list-devices")) {
+    strata::DeviceQuery query = strata::queryDevices();
+    std::printf("%s", strata::formatDeviceQuery(query).c_str());
+    return 0;
+  }
+  if (parser.positionals().size() != 1) {
+    std::fprintf(stderr,
+                 "strata-run: error: expected one plan file\nrun "
+                 "'strata-run --help' for usage\n");
+    return 2;
+  }
+  strata::plan::Plan plan;
+  std::string error;
+  if (!strata::plan::readPlanFile(parser.positionals().front(), plan, error)) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return 1;
+  }
+  return strata::tools::runGeneration("strata-run", parser, std::move(plan));
 }

@@ -22,13 +22,15 @@ Plan samplePlan() {
   plan.limits = {256, 8};
   plan.kvCache = {2, 2, 32, 16, DType::BF16};
   plan.linearState = {1, 4, 32, 32};
-  plan.weights = {{"model.embed_tokens.weight", DType::BF16, {512, 256}, {}},
+  plan.weights = {{"model.embed_tokens.weight", DType::BF16, {512, 256}, {},
+                   {}},
                   {"model.layers.0.self_attn.qkv_proj.weight",
                    DType::BF16,
                    {384, 256},
                    {"model.layers.0.self_attn.q_proj.weight",
                     "model.layers.0.self_attn.k_proj.weight",
-                    "model.layers.0.self_attn.v_proj.weight"}}};
+                    "model.layers.0.self_attn.v_proj.weight"},
+                   {256, 64, 64}}};
   Program p;
   p.phase = "decode";
   p.numStreams = 2;
@@ -164,6 +166,18 @@ TEST_CASE("a payload with a consistent checksum but bad content is "
   std::memcpy(&bad[24], &crc, 4);
   CHECK_THAT(reject(bad), Catch::Matchers::Contains(
                               "plan is malformed: count of model name"));
+}
+
+TEST_CASE("packed weights must account for every row") {
+  Plan plan = samplePlan();
+  plan.weights[1].packedRows = {256, 64, 32};
+  CHECK(reject(serializePlan(plan)) ==
+        "m.splan: error: plan is invalid: weight "
+        "'model.layers.0.self_attn.qkv_proj.weight' packs 352 rows into a "
+        "first dimension of 384");
+  plan.weights[1].packedRows = {256};
+  CHECK_THAT(reject(serializePlan(plan)),
+             Catch::Matchers::Contains("lists 3 packed sources but 1 row"));
 }
 
 TEST_CASE("a missing plan file names the path") {

@@ -1,0 +1,93 @@
+// The Engine: generates tokens for a batch of requests with a plan.
+//
+// It owns the weights, the paged KV block pool and the linear-state slots,
+// builds each step's inputs (positions, block tables, KV write slots, state
+// slots), runs the plan's program on a backend and samples. A prompt is
+// processed in chunks of at most the plan's token limit (the first chunk
+// onto an empty cache, the rest onto what is cached: chunked prefill),
+// then all live sequences decode together, one token each per step.
+#ifndef STRATA_RUNTIME_ENGINE_H
+#define STRATA_RUNTIME_ENGINE_H
+
+#include "runtime/KvBlockPool.h"
+#include "runtime/Sampler.h"
+#include "runtime/StateSlots.h"
+#include "runtime/StepInputs.h"
+#include "runtime/Weights.h"
+#include "runtime/cpu/CpuExecutor.h"
+#include "runtime/plan/Plan.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+struct EngineOptions {
+  /// KV blocks in the pool; 0 sizes the pool for the requests of each
+  /// generate() call.
+  int64_t kvBlocks = 0;
+  /// Standard deviation of random weights.
+  double initStd = 0.02;
+};
+
+struct GenerationRequest {
+  std::vector<int32_t> prompt;
+  int64_t maxNewTokens = 16;
+  SamplingParams sampling;
+};
+
+struct GenerationResult {
+  std::vector<int32_t> tokens;
+  /// Logits of the last step that produced a token for this request.
+  std::vector<float> lastLogits;
+};
+
+struct GenerationTimings {
+  double prefillSeconds = 0.0;
+  int64_t prefillTokens = 0;
+  double decodeSeconds = 0.0;
+  int64_t decodeSteps = 0;
+};
+
+class Engine {
+public:
+  /// Checks that the plan has a program the CPU backend can run.
+  static std::unique_ptr<Engine> create(plan::Plan plan,
+                                        const EngineOptions &options,
+                                        std::string &error);
+
+  bool generate(const std::vector<GenerationRequest> &requests,
+                std::vector<GenerationResult> &results,
+                GenerationTimings &timings, std::string &error);
+
+  const plan::Plan &plan() const { return plan_; }
+
+private:
+  Engine(plan::Plan plan, const EngineOptions &options);
+
+  struct Sequence {
+    int64_t id = 0;
+    int32_t slot = kPaddingSlot;
+    std::vector<int32_t> pending; // tokens to feed in the next steps
+    int64_t position = 0;         // tokens already in the cache
+    int64_t generated = 0;
+    bool done = false;
+  };
+  /// Feeds `counts[i]` pending tokens of `batch[i]` in one step.
+  bool step(std::vector<Sequence *> &batch, const std::vector<int64_t> &counts,
+            std::vector<float> &logits, std::string &error);
+
+  plan::Plan plan_;
+  EngineOptions options_;
+  WeightStore weights_;
+  const plan::Program *program_ = nullptr;
+  std::unique_ptr<CpuExecutor> executor_;
+  KvBlockPool pool_;
+  StateSlots slots_;
+  CpuCaches caches_;
+};
+
+} // namespace strata
+
+#endif // STRATA_RUNTIME_ENGINE_H

@@ -1,0 +1,345 @@
+#include "runtime/cpu/CpuExecutor.h"
+
+#include "kernels/common/RopeCosSin.h"
+#include "kernels/cpu/AttentionRef.h"
+#include "kernels/cpu/CpuAccess.h"
+#include "kernels/cpu/DenseRef.h"
+#include "kernels/cpu/LightningRef.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace strata {
+
+using kernels::ActDType;
+using kernels::Status;
+
+namespace {
+
+const plan::Attr *findAttr(const plan::Launch &l, const std::string &name) {
+  for (const plan::Attr &a : l.attrs)
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t intAttr(const plan::Launch &l, const std::string &name,
+                int64_t fallback = 0) {
+  const plan::Attr *a = findAttr(l, name);
+  const int64_t *v = a ? std::get_if<int64_t>(&a->value) : nullptr;
+  return v ? *v : fallback;
+}
+
+double floatAttr(const plan::Launch &l, const std::string &name,
+                 double fallback = 0.0) {
+  const plan::Attr *a = findAttr(l, name);
+  const double *v = a ? std::get_if<double>(&a->value) : nullptr;
+  return v ? *v : fallback;
+}
+
+std::string stringAttr(const plan::Launch &l, const std::string &name) {
+  const plan::Attr *a = findAttr(l, name);
+  const std::string *v = a ? std::get_if<std::string>(&a->value) : nullptr;
+  return v ? *v : std::string();
+}
+
+Status fail(const plan::Launch &l, const std::string &message) {
+  return Status::error("cpu " + l.kernel +
+                       (l.variant.empty() ? "" : "<" + l.variant + ">") +
+                       ": " + message);
+}
+
+} // namespace
+
+CpuCaches CpuCaches::create(const plan::Plan &plan, int64_t numBlocks,
+                            int64_t numSlots) {
+  CpuCaches c;
+  c.numBlocks = numBlocks;
+  c.numSlots = numSlots;
+  const plan::KvCacheDesc &kv = plan.kvCache;
+  size_t pool = size_t(numBlocks * kv.kvHeads * kv.blockSize * kv.headDim);
+  c.k.assign(kv.layers, std::vector<uint16_t>(pool, 0));
+  c.v.assign(kv.layers, std::vector<uint16_t>(pool, 0));
+  const plan::LinearStateDesc &ls = plan.linearState;
+  c.state.assign(ls.layers, std::vector<float>(size_t(numSlots * ls.heads *
+                                                      ls.keyDim *
+                                                      ls.valueDim),
+                                               0.0f));
+  return c;
+}
+
+CpuExecutor::CpuExecutor(const plan::Plan &plan, const plan::Program &program,
+                         const WeightStore &weights)
+    : plan_(plan), program_(program), weights_(weights),
+      arena_(program.arenaBytes) {}
+
+void *CpuExecutor::data(int32_t buffer) {
+  const plan::Buffer &b = program_.buffers[buffer];
+  switch (b.kind) {
+  case plan::BufferKind::Arena:
+    return arena_.data() + b.arenaOffset;
+  case plan::BufferKind::Weight:
+    return const_cast<void *>(weights_.data(b.weight));
+  case plan::BufferKind::Output: {
+    std::vector<uint8_t> &out = outputs_[buffer];
+    out.resize(size_t(plan::numElements(b.shape, tokens_, batch_)) *
+               plan::byteWidth(b.dtype));
+    return out.data();
+  }
+  case plan::BufferKind::Input:
+    if (b.name == "arg0")
+      return const_cast<int32_t *>(in_->tokenIds.data());
+    if (b.name == "arg1")
+      return const_cast<int32_t *>(in_->positions.data());
+    return nullptr;
+  case plan::BufferKind::KvCache:
+  case plan::BufferKind::LinearState:
+    return nullptr; // addressed per layer through CpuCaches
+  }
+  return nullptr;
+}
+
+const float *CpuExecutor::ropeTable(const plan::Launch &l, int64_t maxPos,
+                                    Status &status) {
+  kernels::RopeTableSpec spec;
+  spec.theta = floatAttr(l, "theta");
+  spec.rotaryDim = static_cast<int32_t>(intAttr(l, "rotary_dim"));
+  std::string scaling = stringAttr(l, "scaling");
+  spec.scaling.kind = scaling == "llama3"   ? kernels::RopeScalingKind::Llama3
+                      : scaling == "linear" ? kernels::RopeScalingKind::Linear
+                                            : kernels::RopeScalingKind::None;
+  spec.scaling.factor = floatAttr(l, "scaling_factor", 1.0);
+  spec.scaling.lowFreqFactor = floatAttr(l, "low_freq_factor", 1.0);
+  spec.scaling.highFreqFactor = floatAttr(l, "high_freq_factor", 4.0);
+  spec.scaling.originalMaxPos = intAttr(l, "original_max_positions", 0);
+  std::string key = std::to_string(spec.theta) + "/" +
+                    std::to_string(spec.rotaryDim) + "/" + scaling + "/" +
+                    std::to_string(spec.scaling.factor) + "/" +
+                    std::to_string(spec.scaling.originalMaxPos);
+  std::vector<float> &table = ropeTables_[key];
+  // Grown in powers of two as positions grow, so a long generation builds
+  // it a handful of times.
+  int64_t have = spec.rotaryDim ? int64_t(table.size()) / spec.rotaryDim : 0;
+  if (have < maxPos) {
+    spec.maxPos = std::max<int64_t>(1024, int64_t(1) << int64_t(std::ceil(
+                                               std::log2(double(maxPos)))));
+    status = kernels::buildRopeCosSin(spec, table);
+  }
+  return table.data();
+}
+
+Status CpuExecutor::run(const StepInputs &in, CpuCaches &caches,
+                        std::vector<float> &logits) {
+  in_ = &in;
+  tokens_ = in.numTokens();
+  batch_ = in.batch();
+  if (tokens_ > plan_.limits.maxTokens || batch_ > plan_.limits.maxBatch)
+    return Status::error("step of " + std::to_string(tokens_) +
+                         " tokens in " + std::to_string(batch_) +
+                         " sequences exceeds the plan's limits (" +
+                         std::to_string(plan_.limits.maxTokens) + " tokens, " +
+                         std::to_string(plan_.limits.maxBatch) +
+                         " sequences)");
+  outputs_.clear();
+  for (const plan::Launch &l : program_.launches)
+    if (Status s = launch(l, in, caches); !s.ok())
+      return s;
+  for (const auto &[buffer, bytes] : outputs_)
+    if (program_.buffers[buffer].dtype == plan::DType::F32) {
+      logits.resize(bytes.size() / 4);
+      std::memcpy(logits.data(), bytes.data(), bytes.size());
+      return Status::success();
+    }
+  return Status::error("the program has no fp32 output (logits)");
+}
+
+Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
+                           CpuCaches &caches) {
+  auto buf = [&](size_t i, bool output) -> const plan::Buffer & {
+    return program_.buffers[output ? l.outputs[i] : l.inputs[i]];
+  };
+  auto in0 = [&](size_t i) { return data(l.inputs[i]); };
+  auto out0 = [&](size_t i) { return data(l.outputs[i]); };
+  // The activation storage type: the first 16-bit tensor the launch
+  // touches (logits are fp32, token ids i32).
+  ActDType act = ActDType::BF16;
+  for (const auto *list : {&l.outputs, &l.inputs})
+    for (auto it = list->rbegin(); it != list->rend(); ++it) {
+      plan::DType t = program_.buffers[*it].dtype;
+      if (t == plan::DType::F16 || t == plan::DType::BF16)
+        act = t == plan::DType::F16 ? ActDType::F16 : ActDType::BF16;
+    }
+  auto lastDim = [&](const plan::Buffer &b) {
+    return b.shape.empty() ? int64_t(1) : b.shape.back().value;
+  };
+  auto elements = [&](const plan::Buffer &b) {
+    return plan::numElements(b.shape, tokens_, batch_);
+  };
+  const std::string &k = l.kernel;
+
+  if (k == "embedding") {
+    const plan::Buffer &table = buf(1, false);
+    return kernels::embeddingRef(act, tokens_, table.shape[0].value,
+                                 table.shape[1].value,
+                                 static_cast<const int32_t *>(in0(0)),
+                                 in0(1), out0(0));
+  }
+  if (k == "rms_norm" || k == "head_norm") {
+    int64_t cols = lastDim(buf(0, false));
+    return kernels::rmsNormRef(act, elements(buf(0, false)) / cols, cols,
+                               in0(0), in0(1), float(floatAttr(l, "eps")),
+                               out0(0));
+  }
+  if (k == "linear") {
+    const plan::Buffer &w = buf(1, false);
+    int64_t n = w.shape[0].value, kk = w.shape[1].value;
+    return kernels::linearRef(act, tokens_, n, kk, in0(0), in0(1),
+                              l.inputs.size() > 2 ? in0(2) : nullptr,
+                              out0(0));
+  }
+  if (k == "split_heads" || k == "merge_heads") {
+    // Row-major [T, H*D] and [T, H, D] are the same bytes.
+    std::memmove(out0(0), in0(0),
+                 size_t(elements(buf(0, false))) *
+                     plan::byteWidth(buf(0, false).dtype));
+    return Status::success();
+  }
+  if (k == "silu_mul")
+    return kernels::siluMulRef(act, elements(buf(0, true)), in0(0), in0(1),
+                               out0(0));
+  if (k == "silu")
+    return kernels::siluRef(act, elements(buf(0, true)), in0(0), out0(0));
+  if (k == "sigmoid_mul")
+    return kernels::sigmoidMulRef(act, elements(buf(0, true)), in0(0),
+                                  in0(1), out0(0));
+  if (k == "add")
+    return kernels::addRef(act, elements(buf(0, true)), in0(0), in0(1),
+                           out0(0));
+  if (k == "rope") {
+    const plan::Buffer &x = buf(0, false);
+    const int64_t heads = x.shape[1].value, dim = x.shape[2].value;
+    const int64_t rot = intAttr(l, "rotary_dim");
+    const bool neox = stringAttr(l, "pairing") != "gptj";
+    const auto *pos = static_cast<const int32_t *>(in0(1));
+    int64_t maxPos = 1;
+    for (int64_t t = 0; t < tokens_; ++t)
+      maxPos = std::max<int64_t>(maxPos, int64_t(pos[t]) + 1);
+    Status status;
+    const float *table = ropeTable(l, maxPos, status);
+    if (!status.ok())
+      return status;
+    const auto *src = static_cast<const uint16_t *>(in0(0));
+    auto *dst = static_cast<uint16_t *>(out0(0));
+    if (dst != src)
+      std::memmove(dst, src, size_t(tokens_ * heads * dim) * 2);
+    for (int64_t t = 0; t < tokens_; ++t) {
+      if (pos[t] < 0)
+        return fail(l, "token " + std::to_string(t) + " has position " +
+                           std::to_string(pos[t]));
+      const float *row = table + int64_t(pos[t]) * rot;
+      for (int64_t h = 0; h < heads; ++h) {
+        uint16_t *x0 = dst + (t * heads + h) * dim;
+        for (int64_t i = 0; i < rot / 2; ++i) {
+          int64_t a = neox ? i : 2 * i, b = neox ? i + rot / 2 : 2 * i + 1;
+          float xa = kernels::loadAct(act, x0 + a);
+          float xb = kernels::loadAct(act, x0 + b);
+          float c = row[i], s = row[rot / 2 + i];
+          x0[a] = kernels::toAct(act, xa * c - xb * s);
+          x0[b] = kernels::toAct(act, xb * c + xa * s);
+        }
+      }
+    }
+    return Status::success();
+  }
+  if (k == "kv_append") {
+    const plan::KvCacheDesc &kv = plan_.kvCache;
+    const int64_t layer = intAttr(l, "layer");
+    const int64_t rowElems = kv.kvHeads * kv.headDim;
+    const auto *kSrc = static_cast<const uint16_t *>(in0(0));
+    const auto *vSrc = static_cast<const uint16_t *>(in0(1));
+    for (int64_t t = 0; t < tokens_; ++t) {
+      int64_t slot = in.slotMapping[t];
+      int64_t block = slot / kv.blockSize, offset = slot % kv.blockSize;
+      if (block < 0 || block >= caches.numBlocks)
+        return fail(l, "token " + std::to_string(t) + " maps to KV slot " +
+                           std::to_string(slot) + " outside the pool");
+      for (int64_t h = 0; h < kv.kvHeads; ++h) {
+        size_t at = size_t(((block * kv.kvHeads + h) * kv.blockSize + offset) *
+                           kv.headDim);
+        std::memcpy(&caches.k[layer][at], kSrc + t * rowElems + h * kv.headDim,
+                    size_t(kv.headDim) * 2);
+        std::memcpy(&caches.v[layer][at], vSrc + t * rowElems + h * kv.headDim,
+                    size_t(kv.headDim) * 2);
+      }
+    }
+    return Status::success();
+  }
+  if (k == "attention" && l.variant == "softmax") {
+    const plan::KvCacheDesc &kv = plan_.kvCache;
+    const int64_t layer = intAttr(l, "layer");
+    const plan::Buffer &q = buf(0, false);
+    kernels::AttentionDims d;
+    d.batch = batch_;
+    d.numQHeads = int32_t(q.shape[1].value);
+    d.numKvHeads = int32_t(kv.kvHeads);
+    d.headDim = int32_t(kv.headDim);
+    d.dtype = act;
+    d.scale = float(floatAttr(l, "scale"));
+    d.slidingWindow = intAttr(l, "sliding_window");
+    kernels::AttentionTensors t;
+    t.q = in0(0);
+    t.out = out0(0);
+    t.cuQLens = in.cuQLens.data();
+    t.kvLens = in.kvLens.data();
+    t.cache = kernels::KvCacheView::paged(
+        caches.k[layer].data(), caches.v[layer].data(), caches.numBlocks,
+        kv.blockSize, in.blockTables.data(), in.maxBlocksPerSeq);
+    return kernels::attentionRef(d, t);
+  }
+  if (k == "attention" && l.variant == "linear") {
+    const plan::LinearStateDesc &ls = plan_.linearState;
+    const int64_t layer = intAttr(l, "layer");
+    const plan::Attr *slopes = findAttr(l, "decay_slopes");
+    const auto *rates =
+        slopes ? std::get_if<std::vector<double>>(&slopes->value) : nullptr;
+    if (!rates || int64_t(rates->size()) != ls.heads)
+      return fail(l, "needs one decay slope per head");
+    std::vector<float> decay(rates->begin(), rates->end());
+    kernels::LightningDims d;
+    d.batch = batch_;
+    d.numHeads = int32_t(ls.heads);
+    d.headDim = int32_t(ls.keyDim);
+    d.numSlots = caches.numSlots;
+    d.dtype = act;
+    kernels::LightningTensors t;
+    t.q = in0(0);
+    t.k = in0(1);
+    t.v = in0(2);
+    t.out = out0(0);
+    t.state = caches.state[layer].data();
+    t.slots = in.stateSlots.data();
+    t.decay = decay.data();
+    t.cuSeqLens = in.cuQLens.data();
+    return kernels::lightningPrefillRef(d, t);
+  }
+  if (k == "logits") {
+    const plan::Buffer &w = buf(1, false);
+    const int64_t vocab = w.shape[0].value, hidden = w.shape[1].value;
+    const auto *h = static_cast<const uint16_t *>(in0(0));
+    if (intAttr(l, "all_tokens", 0))
+      return kernels::linearRef(act, tokens_, vocab, hidden, h, in0(1),
+                                nullptr, out0(0), /*f32Out=*/true);
+    // One row per sequence: its last token.
+    std::vector<uint16_t> last(size_t(batch_ * hidden));
+    for (int64_t b = 0; b < batch_; ++b) {
+      int64_t t = in.cuQLens[b + 1] - 1;
+      std::memcpy(&last[b * hidden], h + t * hidden, size_t(hidden) * 2);
+    }
+    return kernels::linearRef(act, batch_, vocab, hidden, last.data(),
+                              in0(1), nullptr, out0(0), /*f32Out=*/true);
+  }
+  return fail(l, "has no CPU implementation yet");
+}
+
+} // namespace strata

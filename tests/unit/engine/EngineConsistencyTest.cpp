@@ -1,0 +1,174 @@
+// Consistency of the CPU engine on the tiny model of every family: the
+// phases must agree with each other. Decoding after a prefill equals
+// prefilling the whole sequence; chunked prefill equals one prefill; a batch
+// equals its sequences run alone. The hybrid model's lightning layers are
+// covered too (prefill state then decode against one long prefill).
+#include "codegen/PlanLowering.h"
+#include "ir/ModelBuilder.h"
+#include "ir/StrataDialect.h"
+#include "models/ModelImporter.h"
+#include "runtime/Engine.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+using namespace strata;
+
+namespace {
+
+plan::Plan compile(const std::string &model, int64_t maxTokens) {
+  ImportResult imported =
+      importModelFile(std::string(STRATA_SOURCE_DIR "/models/") + model);
+  REQUIRE(imported.ok);
+  mlir::MLIRContext context;
+  mlir::DialectRegistry registry;
+  registerStrataDialect(registry);
+  context.appendDialectRegistry(registry);
+  auto module = buildForwardModule(context, imported.spec);
+  REQUIRE(mlir::succeeded(module));
+  PlanLoweringOptions options;
+  options.maxTokens = maxTokens;
+  options.maxBatch = std::min<int64_t>(8, maxTokens);
+  auto plan = lowerToPlan(**module, options);
+  REQUIRE(mlir::succeeded(plan));
+  return *plan;
+}
+
+std::vector<GenerationResult> generate(const plan::Plan &plan,
+                                       std::vector<GenerationRequest> reqs) {
+  std::string error;
+  auto engine = Engine::create(plan, EngineOptions{}, error);
+  INFO(error);
+  REQUIRE(engine);
+  std::vector<GenerationResult> results;
+  GenerationTimings timings;
+  REQUIRE(engine->generate(reqs, results, timings, error));
+  return results;
+}
+
+GenerationRequest greedy(std::vector<int32_t> prompt, int64_t newTokens) {
+  GenerationRequest r;
+  r.prompt = std::move(prompt);
+  r.maxNewTokens = newTokens;
+  return r;
+}
+
+std::vector<int32_t> prompt(int n, int salt) {
+  std::vector<int32_t> ids;
+  for (int i = 0; i < n; ++i)
+    ids.push_back((i * 37 + salt * 11 + 3) % 500);
+  return ids;
+}
+
+/// Largest |a - b| relative to the largest |b|.
+double relativeError(const std::vector<float> &a,
+                     const std::vector<float> &b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0, scale = 1e-30;
+  for (size_t i = 0; i < a.size(); ++i) {
+    worst = std::max(worst, double(std::abs(a[i] - b[i])));
+    scale = std::max(scale, double(std::abs(b[i])));
+  }
+  return worst / scale;
+}
+
+const char *kModels[] = {"tiny-llama.yaml", "tiny-qwen3.yaml",
+                         "tiny-mistral.yaml", "tiny-gemma-sliding.yaml",
+                         "tiny-minimax.yaml"};
+
+// The reference kernels compute each token's row independently of how many
+// tokens share the step, so the phases agree to fp32 rounding; 1e-5 of the
+// logits' range leaves room for nothing else, an off-by-one in a position,
+// a cache slot or a decay step moves logits by far more.
+constexpr double kTolerance = 1e-5;
+
+} // namespace
+
+TEST_CASE("decoding after a prefill equals prefilling the whole sequence") {
+  for (const char *model : kModels) {
+    INFO(model);
+    plan::Plan plan = compile(model, 256);
+    // Longer than the sliding windows (16) of the sliding models.
+    std::vector<int32_t> p = prompt(21, 1);
+    auto decoded = generate(plan, {greedy(p, 6)});
+    REQUIRE(decoded[0].tokens.size() == 6);
+    // Re-run prompt + the first five generated tokens as one prefill: its
+    // next token and logits must be those of the sixth decode step.
+    std::vector<int32_t> whole = p;
+    whole.insert(whole.end(), decoded[0].tokens.begin(),
+                 decoded[0].tokens.end() - 1);
+    auto prefilled = generate(plan, {greedy(whole, 1)});
+    CHECK(prefilled[0].tokens[0] == decoded[0].tokens.back());
+    CHECK(relativeError(decoded[0].lastLogits, prefilled[0].lastLogits) <
+          kTolerance);
+  }
+}
+
+TEST_CASE("chunked prefill equals one prefill") {
+  for (const char *model : kModels) {
+    INFO(model);
+    std::vector<int32_t> p = prompt(45, 2);
+    auto whole = generate(compile(model, 256), {greedy(p, 3)});
+    // A 7-token step limit splits the prompt into 7 chunks of at most 7.
+    auto chunked = generate(compile(model, 7), {greedy(p, 3)});
+    CHECK(chunked[0].tokens == whole[0].tokens);
+    CHECK(relativeError(chunked[0].lastLogits, whole[0].lastLogits) <
+          kTolerance);
+  }
+}
+
+TEST_CASE("a batch of sequences equals each sequence alone") {
+  for (const char *model : kModels) {
+    INFO(model);
+    plan::Plan plan = compile(model, 256);
+    std::vector<GenerationRequest> reqs = {
+        greedy(prompt(5, 3), 4), greedy(prompt(19, 4), 4),
+        greedy(prompt(2, 5), 4)};
+    auto together = generate(plan, reqs);
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      INFO("sequence " << i);
+      auto alone = generate(plan, {reqs[i]});
+      CHECK(together[i].tokens == alone[0].tokens);
+      CHECK(relativeError(together[i].lastLogits, alone[0].lastLogits) <
+            kTolerance);
+    }
+  }
+}
+
+TEST_CASE("sampling under a seed is reproducible and seed-dependent") {
+  plan::Plan plan = compile("tiny-llama.yaml", 256);
+  GenerationRequest r = greedy(prompt(4, 6), 12);
+  r.sampling.temperature = 1.5;
+  r.sampling.topK = 50;
+  r.sampling.seed = 7;
+  auto a = generate(plan, {r});
+  auto b = generate(plan, {r});
+  CHECK(a[0].tokens == b[0].tokens);
+  r.sampling.seed = 8;
+  auto c = generate(plan, {r});
+  CHECK(c[0].tokens != a[0].tokens);
+}
+
+TEST_CASE("generation errors are named") {
+  plan::Plan plan = compile("tiny-llama.yaml", 256);
+  std::string error;
+  auto engine = Engine::create(plan, EngineOptions{}, error);
+  REQUIRE(engine);
+  std::vector<GenerationResult> results;
+  GenerationTimings timings;
+  CHECK_FALSE(engine->generate({greedy({1, 999}, 2)}, results, timings,
+                               error));
+  CHECK(error == "request 0: token id 999 is outside the vocabulary of 512");
+  CHECK_FALSE(engine->generate({greedy({}, 2)}, results, timings, error));
+  CHECK(error == "request 0 has an empty prompt");
+  EngineOptions small;
+  small.kvBlocks = 1; // 16 tokens
+  auto tight = Engine::create(plan, small, error);
+  REQUIRE(tight);
+  CHECK_FALSE(tight->generate({greedy(prompt(10, 1), 10)}, results, timings,
+                              error));
+  CHECK_THAT(error, Catch::Matchers::StartsWith("KV cache exhausted"));
+}

@@ -1,0 +1,153 @@
+#include "tools/common/RunCommand.h"
+
+#include "runtime/Engine.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+namespace strata::tools {
+
+namespace {
+
+bool parseInt(const std::string &text, int64_t lo, int64_t hi, int64_t &out) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno || *end || v < lo || v > hi)
+    return false;
+  out = v;
+  return true;
+}
+
+bool parseDouble(const std::string &text, double &out) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  out = std::strtod(text.c_str(), &end);
+  return !errno && !*end;
+}
+
+} // namespace
+
+void addRunOptions(ArgParser &parser) {
+  parser.addOption("prompt-ids", "IDS",
+                   "prompt token ids, comma-separated (required)");
+  parser.addOption("max-new-tokens", "N", "tokens to generate (default 16)");
+  parser.addOption("temperature", "T", "0 for greedy decoding (default 0)");
+  parser.addOption("top-k", "K", "keep the K most likely tokens (0: off)");
+  parser.addOption("top-p", "P", "nucleus sampling mass in (0, 1] (1: off)");
+  parser.addOption("seed", "S", "sampling seed (default 0)");
+  parser.addOption("batch", "N",
+                   "run N copies of the prompt as one batch (default 1)");
+  parser.addOption("kv-blocks", "N",
+                   "KV-cache blocks in the pool (default: enough for the "
+                   "requests)");
+}
+
+int runGeneration(const std::string &tool, const ArgParser &parser,
+                  plan::Plan plan) {
+  auto usage = [&](const std::string &message) {
+    std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
+    return 2;
+  };
+  if (!parser.has("prompt-ids"))
+    return usage("--prompt-ids is required (e.g. --prompt-ids 1,2,3)");
+  GenerationRequest request;
+  std::string ids = parser.get("prompt-ids");
+  size_t start = 0;
+  while (start <= ids.size()) {
+    size_t comma = ids.find(',', start);
+    std::string item = ids.substr(start, comma == std::string::npos
+                                             ? std::string::npos
+                                             : comma - start);
+    int64_t id = 0;
+    if (!parseInt(item, 0, INT32_MAX, id))
+      return usage("--prompt-ids expects comma-separated token ids, got '" +
+                   item + "' in '" + ids + "'");
+    request.prompt.push_back(int32_t(id));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  int64_t value = 0;
+  if (parser.has("max-new-tokens")) {
+    if (!parseInt(parser.get("max-new-tokens"), 0, 1 << 20, value))
+      return usage("--max-new-tokens expects an integer in [0, 1048576], got '" +
+                   parser.get("max-new-tokens") + "'");
+    request.maxNewTokens = value;
+  }
+  if (parser.has("temperature") &&
+      !parseDouble(parser.get("temperature"), request.sampling.temperature))
+    return usage("--temperature expects a number, got '" +
+                 parser.get("temperature") + "'");
+  if (parser.has("top-k")) {
+    if (!parseInt(parser.get("top-k"), 0, INT32_MAX, value))
+      return usage("--top-k expects an integer >= 0, got '" +
+                   parser.get("top-k") + "'");
+    request.sampling.topK = value;
+  }
+  if (parser.has("top-p") &&
+      !parseDouble(parser.get("top-p"), request.sampling.topP))
+    return usage("--top-p expects a number, got '" + parser.get("top-p") +
+                 "'");
+  if (parser.has("seed")) {
+    if (!parseInt(parser.get("seed"), 0, INT64_MAX, value))
+      return usage("--seed expects an integer >= 0, got '" +
+                   parser.get("seed") + "'");
+    request.sampling.seed = uint64_t(value);
+  }
+  if (std::string bad = request.sampling.validate(); !bad.empty())
+    return usage(bad);
+  int64_t batch = 1;
+  if (parser.has("batch") &&
+      !parseInt(parser.get("batch"), 1, 4096, batch))
+    return usage("--batch expects an integer in [1, 4096], got '" +
+                 parser.get("batch") + "'");
+  EngineOptions options;
+  if (parser.has("kv-blocks") &&
+      !parseInt(parser.get("kv-blocks"), 1, INT32_MAX, options.kvBlocks))
+    return usage("--kv-blocks expects a positive integer, got '" +
+                 parser.get("kv-blocks") + "'");
+
+  std::string error;
+  std::unique_ptr<Engine> engine = Engine::create(std::move(plan), options,
+                                                  error);
+  if (!engine) {
+    std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), error.c_str());
+    return 1;
+  }
+  std::vector<GenerationRequest> requests(size_t(batch), request);
+  std::vector<GenerationResult> results;
+  GenerationTimings timings;
+  if (!engine->generate(requests, results, timings, error)) {
+    std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), error.c_str());
+    return 1;
+  }
+  for (size_t r = 0; r < results.size(); ++r) {
+    if (results.size() > 1)
+      std::printf("sequence %zu:", r);
+    else
+      std::printf("tokens:");
+    for (int32_t t : results[r].tokens)
+      std::printf(" %d", t);
+    std::printf("\n");
+  }
+  std::printf("prefill: %lld tokens in %.2f ms (%.2f ms/token); decode: %lld "
+              "steps of %lld sequences, %.2f ms/step (CPU backend)\n",
+              (long long)timings.prefillTokens,
+              timings.prefillSeconds * 1e3,
+              timings.prefillTokens
+                  ? timings.prefillSeconds * 1e3 / timings.prefillTokens
+                  : 0.0,
+              (long long)timings.decodeSteps, (long long)batch,
+              timings.decodeSteps
+                  ? timings.decodeSeconds * 1e3 / timings.decodeSteps
+                  : 0.0);
+  return 0;
+}
+
+} // namespace strata::tools

@@ -1,0 +1,65 @@
+// `strata run MODEL.yaml --prompt-ids 1,2,3`: compile the model's generic
+// forward to a plan in memory and generate with it on the CPU backend.
+#include "codegen/PlanLowering.h"
+#include "ir/ModelBuilder.h"
+#include "ir/StrataDialect.h"
+#include "models/ModelImporter.h"
+#include "tools/common/RunCommand.h"
+#include "tools/strata/Commands.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <cstdio>
+
+namespace strata::tools {
+
+int runRun(const std::vector<std::string> &args) {
+  ArgParser parser;
+  addRunOptions(parser);
+  parser.addFlag("help", "show this help");
+  parser.addAlias("-h", "help");
+  if (!parser.parse(args)) {
+    std::fprintf(stderr,
+                 "strata run: error: %s\nrun 'strata run --help' for usage\n",
+                 parser.error().c_str());
+    return kExitUsage;
+  }
+  if (parser.has("help")) {
+    std::printf("usage: strata run MODEL.yaml --prompt-ids IDS [options]\n\n"
+                "Compiles the model and generates tokens with its random "
+                "weights\non the CPU backend.\n\noptions:\n%s",
+                parser.helpText().c_str());
+    return kExitOk;
+  }
+  if (parser.positionals().size() != 1) {
+    std::fprintf(stderr, "strata run: error: expected one model file\n"
+                         "run 'strata run --help' for usage\n");
+    return kExitUsage;
+  }
+  const std::string &modelPath = parser.positionals().front();
+  ImportResult imported = importModelFile(modelPath);
+  if (!imported.ok) {
+    std::fprintf(stderr, "%s\n", imported.diag.str().c_str());
+    return kExitBadInput;
+  }
+  mlir::MLIRContext context;
+  mlir::DialectRegistry registry;
+  registerStrataDialect(registry);
+  context.appendDialectRegistry(registry);
+  auto module = buildForwardModule(context, imported.spec);
+  if (mlir::failed(module)) {
+    std::fprintf(stderr, "%s: error: could not build the model's IR\n",
+                 modelPath.c_str());
+    return kExitBadInput;
+  }
+  PlanLoweringOptions options;
+  auto plan = lowerToPlan(**module, options);
+  if (mlir::failed(plan)) {
+    std::fprintf(stderr, "%s: error: could not lower the model to a plan\n",
+                 modelPath.c_str());
+    return kExitBadInput;
+  }
+  return runGeneration("strata run", parser, std::move(*plan));
+}
+
+} // namespace strata::tools
