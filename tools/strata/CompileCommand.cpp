@@ -1,10 +1,12 @@
 // `strata compile MODEL.yaml --emit=ir|phases|fused`: import, build and
 // verify the generic forward of a model, run the pass pipeline up to the
 // requested stage (the verifier runs after every pass), then print it.
+#include "codegen/PlanLowering.h"
 #include "ir/ModelBuilder.h"
 #include "ir/StrataDialect.h"
 #include "models/ModelImporter.h"
 #include "passes/Passes.h"
+#include "runtime/plan/PlanFile.h"
 #include "tools/common/ArgParser.h"
 #include "tools/strata/Commands.h"
 
@@ -43,7 +45,16 @@ ArgParser makeCompileParser() {
   parser.addOption("dump-dir", "DIR",
                    "write the module before the first pass and after each "
                    "pass to DIR/NN-<pass>.mlir");
-  parser.addOption("output", "FILE", "write to FILE instead of stdout");
+  parser.addOption("output", "FILE",
+                   "write to FILE instead of stdout; FILE.splan writes the "
+                   "executable plan of the emitted stage");
+  parser.addOption("max-tokens", "N",
+                   "plan: tokens per step the arena is planned for "
+                   "(default 2048)");
+  parser.addOption("max-batch", "N",
+                   "plan: sequences per step (default 64)");
+  parser.addOption("streams", "N",
+                   "plan: CUDA streams the scheduler may use (default 1)");
   parser.addAlias("-o", "output");
   parser.addOption("block-size", "N",
                    "tokens per paged KV-cache block (power of two; "
@@ -168,6 +179,33 @@ int runCompile(const std::vector<std::string> &args) {
     options.kvBlockSize = blockSize;
   }
 
+  std::string outputPath = parser.get("output", "-");
+  const bool writePlan = llvm::StringRef(outputPath).endswith(".splan");
+  PlanLoweringOptions planOptions;
+  for (auto [name, value, limit] :
+       {std::tuple<const char *, int64_t *, int64_t>{
+            "max-tokens", &planOptions.maxTokens, int64_t(1) << 24},
+        {"max-batch", &planOptions.maxBatch, int64_t(1) << 16}}) {
+    if (!parser.has(name))
+      continue;
+    if (!parsePositiveInt(parser.get(name), *value) || *value > limit)
+      return usageError(std::string("--") + name +
+                        " expects a positive integer up to " +
+                        std::to_string(limit) + ", got '" + parser.get(name) +
+                        "'");
+  }
+  if (parser.has("streams")) {
+    int64_t streams = 0;
+    if (!parsePositiveInt(parser.get("streams"), streams) || streams > 16)
+      return usageError("--streams expects an integer in [1, 16], got '" +
+                        parser.get("streams") + "'");
+    planOptions.numStreams = int(streams);
+  }
+  if (planOptions.maxBatch > planOptions.maxTokens)
+    return usageError("--max-batch " + std::to_string(planOptions.maxBatch) +
+                      " exceeds --max-tokens " +
+                      std::to_string(planOptions.maxTokens));
+
   const std::string &modelPath = parser.positionals().front();
   ImportResult imported = importModelFile(modelPath);
   if (!imported.ok) {
@@ -234,7 +272,21 @@ int runCompile(const std::vector<std::string> &args) {
     }
   }
 
-  std::string outputPath = parser.get("output", "-");
+  if (writePlan) {
+    auto plan = lowerToPlan(**module, planOptions);
+    if (mlir::failed(plan)) {
+      std::fprintf(stderr, "%s: error: could not lower the IR to a plan\n",
+                   modelPath.c_str());
+      return kExitBadInput;
+    }
+    std::string error;
+    if (!plan::writePlanFile(*plan, outputPath, error)) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      return kExitBadInput;
+    }
+    return kExitOk;
+  }
+
   std::error_code ec;
   llvm::raw_fd_ostream out(outputPath, ec, llvm::sys::fs::OF_Text);
   if (ec) {
