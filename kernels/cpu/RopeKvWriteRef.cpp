@@ -1,6 +1,6 @@
 #include "kernels/cpu/RopeKvWriteRef.h"
 
-#include "kernels/cpu/HalfTypes.h"
+#include "kernels/cpu/CpuAccess.h"
 
 #include <cmath>
 #include <vector>
@@ -9,39 +9,12 @@ namespace strata::kernels {
 
 namespace {
 
-float loadAct(ActDType type, const uint16_t *p) {
-  return type == ActDType::BF16 ? bf16BitsToFloat(*p) : f16BitsToFloat(*p);
-}
-
-uint16_t toAct(ActDType type, float f) {
-  return type == ActDType::BF16 ? floatToBf16Bits(f) : floatToF16Bits(f);
-}
-
 /// The cache row of (sequence b, slot, kvHead) in K or V, or null where the
 /// slot has no storage (the GPU kernel skips such writes the same way).
 uint16_t *cacheRow(const RopeKvArgs &a, int64_t b, int64_t slot, int64_t kvHead,
                    bool isV) {
-  const KvCacheView &kv = a.cache;
-  int64_t headDim = a.dims.headDim;
-  if (slot < 0)
-    return nullptr;
-  if (kv.layout == KvCacheLayout::Contiguous) {
-    if (slot >= kv.capacity)
-      return nullptr;
-    int64_t row =
-        ((b * 2 + (isV ? 1 : 0)) * a.dims.numKvHeads + kvHead) * kv.capacity +
-        slot;
-    return static_cast<uint16_t *>(kv.k) + row * headDim;
-  }
-  int64_t logical = slot / kv.blockSize;
-  if (logical >= kv.maxBlocksPerSeq)
-    return nullptr;
-  int64_t block = kv.blockTables[b * kv.maxBlocksPerSeq + logical];
-  if (block < 0 || block >= kv.numBlocks)
-    return nullptr;
-  int64_t offset = block * a.pagedBlockStride() +
-                   (kvHead * kv.blockSize + slot % kv.blockSize) * headDim;
-  return static_cast<uint16_t *>(isV ? kv.v : kv.k) + offset;
+  return kvCacheRow(a.cache, a.dims.numKvHeads, a.dims.headDim, b, slot,
+                    kvHead, isV);
 }
 
 /// RMSNorm (optional) and rotation of one q or k head, in place, in fp32.
