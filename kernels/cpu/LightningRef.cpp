@@ -1,6 +1,6 @@
 #include "kernels/cpu/LightningRef.h"
 
-#include "kernels/cpu/HalfTypes.h"
+#include "kernels/cpu/CpuAccess.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,13 +13,11 @@ namespace strata::kernels {
 namespace {
 
 float loadHalf(const void *base, int64_t index, ActDType dtype) {
-  uint16_t bits = static_cast<const uint16_t *>(base)[index];
-  return dtype == ActDType::BF16 ? bf16BitsToFloat(bits) : f16BitsToFloat(bits);
+  return loadAct(dtype, static_cast<const uint16_t *>(base) + index);
 }
 
 void storeHalf(void *base, int64_t index, float value, ActDType dtype) {
-  static_cast<uint16_t *>(base)[index] =
-      dtype == ActDType::BF16 ? floatToBf16Bits(value) : floatToF16Bits(value);
+  static_cast<uint16_t *>(base)[index] = toAct(dtype, value);
 }
 
 Status checkHostArgs(const char *op, const LightningDims &dims,
