@@ -26,22 +26,49 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
     return nullptr;
   }
   std::unique_ptr<Engine> engine(new Engine(std::move(plan), options));
-  // One program serves every phase until the phase programs land in plans:
-  // the generic forward handles empty and non-empty caches alike.
-  for (const plan::Program &p : engine->plan_.programs)
+  engine->weights_ = WeightStore::random(engine->plan_, options.initStd);
+  const plan::Program *forward = nullptr, *prefill = nullptr, *extend = nullptr,
+                      *decode = nullptr;
+  for (const plan::Program &p : engine->plan_.programs) {
     if (p.phase == "forward")
-      engine->program_ = &p;
-  if (!engine->program_) {
-    error = "the plan has no 'forward' program, the only one the CPU "
-            "backend runs so far";
+      forward = &p;
+    else if (p.phase == "prefill")
+      prefill = &p;
+    else if (p.phase == "extend")
+      extend = &p;
+    else if (p.phase == "decode")
+      decode = &p;
+  }
+  if (!forward && !(prefill && extend && decode)) {
+    error = "the plan has neither a 'forward' program nor the 'prefill', "
+            "'extend' and 'decode' programs generation needs";
     return nullptr;
   }
-  engine->weights_ = WeightStore::random(engine->plan_, options.initStd);
-  engine->executor_ = std::make_unique<CpuExecutor>(
-      engine->plan_, *engine->program_, engine->weights_);
+  auto make = [&](const plan::Program *p) {
+    return p ? std::make_unique<CpuExecutor>(engine->plan_, *p,
+                                             engine->weights_)
+             : nullptr;
+  };
+  engine->forward_ = make(forward);
+  engine->prefill_ = make(prefill);
+  engine->extend_ = make(extend);
+  engine->decode_ = make(decode);
   return engine;
 }
 
+CpuExecutor *Engine::executorFor(const std::vector<Sequence *> &batch,
+                                 const std::vector<int64_t> &counts) {
+  if (forward_)
+    return forward_.get();
+  bool allFresh = true, allSingle = true;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    allFresh = allFresh && batch[i]->position == 0;
+    allSingle = allSingle && counts[i] == 1;
+  }
+  if (allFresh)
+    return prefill_.get();
+  return allSingle ? decode_.get() : extend_.get();
+}
 bool Engine::step(std::vector<Sequence *> &batch,
                   const std::vector<int64_t> &counts,
                   std::vector<float> &logits, std::string &error) {
@@ -74,7 +101,7 @@ bool Engine::step(std::vector<Sequence *> &batch,
                 in.blockTables.begin() + i * in.maxBlocksPerSeq);
     }
   }
-  kernels::Status status = executor_->run(in, caches_, logits);
+  kernels::Status status = executorFor(batch, counts)->run(in, caches_, logits);
   if (!status.ok()) {
     error = status.message();
     return false;
@@ -120,9 +147,9 @@ bool Engine::generate(const std::vector<GenerationRequest> &requests,
   int64_t blocks = options_.kvBlocks;
   if (blocks == 0)
     for (const GenerationRequest &req : requests)
-      blocks += (int64_t(req.prompt.size()) + req.maxNewTokens + blockSize -
-                 1) /
-                blockSize;
+      blocks +=
+          (int64_t(req.prompt.size()) + req.maxNewTokens + blockSize - 1) /
+          blockSize;
   if (!KvBlockPool::create(std::max<int64_t>(blocks, 1), blockSize, pool_,
                            error))
     return false;

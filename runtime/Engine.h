@@ -53,9 +53,8 @@ struct GenerationTimings {
 class Engine {
 public:
   /// Checks that the plan has a program the CPU backend can run.
-  static std::unique_ptr<Engine> create(plan::Plan plan,
-                                        const EngineOptions &options,
-                                        std::string &error);
+  static std::unique_ptr<Engine>
+  create(plan::Plan plan, const EngineOptions &options, std::string &error);
 
   bool generate(const std::vector<GenerationRequest> &requests,
                 std::vector<GenerationResult> &results,
@@ -78,11 +77,16 @@ private:
   bool step(std::vector<Sequence *> &batch, const std::vector<int64_t> &counts,
             std::vector<float> &logits, std::string &error);
 
+  /// The program for a step: the generic forward when the plan has one,
+  /// else prefill (every sequence starts on an empty cache), decode (one
+  /// token each) or extend.
+  CpuExecutor *executorFor(const std::vector<Sequence *> &batch,
+                           const std::vector<int64_t> &counts);
+
   plan::Plan plan_;
   EngineOptions options_;
   WeightStore weights_;
-  const plan::Program *program_ = nullptr;
-  std::unique_ptr<CpuExecutor> executor_;
+  std::unique_ptr<CpuExecutor> forward_, prefill_, extend_, decode_;
   KvBlockPool pool_;
   StateSlots slots_;
   CpuCaches caches_;

@@ -24,6 +24,9 @@ struct StepInputs {
   std::vector<int64_t> slotMapping;
   /// [batch]: linear-attention state slot of each sequence (-1: padding).
   std::vector<int32_t> stateSlots;
+  /// Verify only, [tokens]: the parent of each draft token among its
+  /// sequence's tokens of this step (-1: attached to the cached prefix).
+  std::vector<int32_t> parentIds;
 
   int64_t numTokens() const { return int64_t(tokenIds.size()); }
   int64_t batch() const { return int64_t(cuQLens.size()) - 1; }

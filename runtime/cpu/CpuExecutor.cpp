@@ -5,6 +5,7 @@
 #include "kernels/cpu/CpuAccess.h"
 #include "kernels/cpu/DenseRef.h"
 #include "kernels/cpu/LightningRef.h"
+#include "kernels/cpu/RopeKvWriteRef.h"
 
 #include <algorithm>
 #include <cmath>
@@ -46,8 +47,8 @@ std::string stringAttr(const plan::Launch &l, const std::string &name) {
 
 Status fail(const plan::Launch &l, const std::string &message) {
   return Status::error("cpu " + l.kernel +
-                       (l.variant.empty() ? "" : "<" + l.variant + ">") +
-                       ": " + message);
+                       (l.variant.empty() ? "" : "<" + l.variant + ">") + ": " +
+                       message);
 }
 
 } // namespace
@@ -63,8 +64,7 @@ CpuCaches CpuCaches::create(const plan::Plan &plan, int64_t numBlocks,
   c.v.assign(kv.layers, std::vector<uint16_t>(pool, 0));
   const plan::LinearStateDesc &ls = plan.linearState;
   c.state.assign(ls.layers, std::vector<float>(size_t(numSlots * ls.heads *
-                                                      ls.keyDim *
-                                                      ls.valueDim),
+                                                      ls.keyDim * ls.valueDim),
                                                0.0f));
   return c;
 }
@@ -92,7 +92,10 @@ void *CpuExecutor::data(int32_t buffer) {
       return const_cast<int32_t *>(in_->tokenIds.data());
     if (b.name == "arg1")
       return const_cast<int32_t *>(in_->positions.data());
-    return nullptr;
+    // The verify program's extra token argument: the draft tree.
+    if (b.dtype == plan::DType::I32 && !b.shape.empty())
+      return const_cast<int32_t *>(in_->parentIds.data());
+    return nullptr; // the sequence metadata, read from StepInputs
   case plan::BufferKind::KvCache:
   case plan::BufferKind::LinearState:
     return nullptr; // addressed per layer through CpuCaches
@@ -101,7 +104,7 @@ void *CpuExecutor::data(int32_t buffer) {
 }
 
 const float *CpuExecutor::ropeTable(const plan::Launch &l, int64_t maxPos,
-                                    Status &status) {
+                                    Status &status, int64_t *rows) {
   kernels::RopeTableSpec spec;
   spec.theta = floatAttr(l, "theta");
   spec.rotaryDim = static_cast<int32_t>(intAttr(l, "rotary_dim"));
@@ -122,10 +125,12 @@ const float *CpuExecutor::ropeTable(const plan::Launch &l, int64_t maxPos,
   // it a handful of times.
   int64_t have = spec.rotaryDim ? int64_t(table.size()) / spec.rotaryDim : 0;
   if (have < maxPos) {
-    spec.maxPos = std::max<int64_t>(1024, int64_t(1) << int64_t(std::ceil(
-                                               std::log2(double(maxPos)))));
+    spec.maxPos = std::max<int64_t>(
+        1024, int64_t(1) << int64_t(std::ceil(std::log2(double(maxPos)))));
     status = kernels::buildRopeCosSin(spec, table);
   }
+  if (rows)
+    *rows = spec.rotaryDim ? int64_t(table.size()) / spec.rotaryDim : 0;
   return table.data();
 }
 
@@ -135,12 +140,11 @@ Status CpuExecutor::run(const StepInputs &in, CpuCaches &caches,
   tokens_ = in.numTokens();
   batch_ = in.batch();
   if (tokens_ > plan_.limits.maxTokens || batch_ > plan_.limits.maxBatch)
-    return Status::error("step of " + std::to_string(tokens_) +
-                         " tokens in " + std::to_string(batch_) +
+    return Status::error("step of " + std::to_string(tokens_) + " tokens in " +
+                         std::to_string(batch_) +
                          " sequences exceeds the plan's limits (" +
                          std::to_string(plan_.limits.maxTokens) + " tokens, " +
-                         std::to_string(plan_.limits.maxBatch) +
-                         " sequences)");
+                         std::to_string(plan_.limits.maxBatch) + " sequences)");
   outputs_.clear();
   for (const plan::Launch &l : program_.launches)
     if (Status s = launch(l, in, caches); !s.ok())
@@ -180,10 +184,9 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
 
   if (k == "embedding") {
     const plan::Buffer &table = buf(1, false);
-    return kernels::embeddingRef(act, tokens_, table.shape[0].value,
-                                 table.shape[1].value,
-                                 static_cast<const int32_t *>(in0(0)),
-                                 in0(1), out0(0));
+    return kernels::embeddingRef(
+        act, tokens_, table.shape[0].value, table.shape[1].value,
+        static_cast<const int32_t *>(in0(0)), in0(1), out0(0));
   }
   if (k == "rms_norm" || k == "head_norm") {
     int64_t cols = lastDim(buf(0, false));
@@ -195,8 +198,7 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
     const plan::Buffer &w = buf(1, false);
     int64_t n = w.shape[0].value, kk = w.shape[1].value;
     return kernels::linearRef(act, tokens_, n, kk, in0(0), in0(1),
-                              l.inputs.size() > 2 ? in0(2) : nullptr,
-                              out0(0));
+                              l.inputs.size() > 2 ? in0(2) : nullptr, out0(0));
   }
   if (k == "split_heads" || k == "merge_heads") {
     // Row-major [T, H*D] and [T, H, D] are the same bytes.
@@ -211,8 +213,8 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
   if (k == "silu")
     return kernels::siluRef(act, elements(buf(0, true)), in0(0), out0(0));
   if (k == "sigmoid_mul")
-    return kernels::sigmoidMulRef(act, elements(buf(0, true)), in0(0),
-                                  in0(1), out0(0));
+    return kernels::sigmoidMulRef(act, elements(buf(0, true)), in0(0), in0(1),
+                                  out0(0));
   if (k == "add")
     return kernels::addRef(act, elements(buf(0, true)), in0(0), in0(1),
                            out0(0));
@@ -275,71 +277,250 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
     }
     return Status::success();
   }
-  if (k == "attention" && l.variant == "softmax") {
-    const plan::KvCacheDesc &kv = plan_.kvCache;
-    const int64_t layer = intAttr(l, "layer");
-    const plan::Buffer &q = buf(0, false);
-    kernels::AttentionDims d;
-    d.batch = batch_;
-    d.numQHeads = int32_t(q.shape[1].value);
-    d.numKvHeads = int32_t(kv.kvHeads);
-    d.headDim = int32_t(kv.headDim);
-    d.dtype = act;
-    d.scale = float(floatAttr(l, "scale"));
-    d.slidingWindow = intAttr(l, "sliding_window");
-    kernels::AttentionTensors t;
-    t.q = in0(0);
-    t.out = out0(0);
-    t.cuQLens = in.cuQLens.data();
-    t.kvLens = in.kvLens.data();
-    t.cache = kernels::KvCacheView::paged(
-        caches.k[layer].data(), caches.v[layer].data(), caches.numBlocks,
-        kv.blockSize, in.blockTables.data(), in.maxBlocksPerSeq);
-    return kernels::attentionRef(d, t);
+  if ((k == "attention" && l.variant == "softmax") || k == "extend_attention" ||
+      k == "paged_decode_attention" || k == "tree_attention")
+    return cachedAttention(l, act, in0(0), out0(0),
+                           k == "tree_attention" ? in0(3) : nullptr, in,
+                           caches);
+  if (k == "prefill_attention")
+    return packedAttention(l, act, in0(0), out0(0), in);
+  if (k == "rope_kv_write")
+    return ropeKvWrite(l, act, in0(0), out0(0), in, caches);
+  if (k == "lightning_prefill" || k == "lightning_decode")
+    return lightning(l, act, {in0(0), in0(1), in0(2)}, out0(0), in, caches,
+                     k == "lightning_prefill");
+  if (k == "add_rms_norm") {
+    int64_t cols = lastDim(buf(0, false));
+    return kernels::addRmsNormRef(act, elements(buf(0, false)) / cols, cols,
+                                  in0(0), in0(1), in0(2),
+                                  float(floatAttr(l, "eps")), out0(0), out0(1));
   }
-  if (k == "attention" && l.variant == "linear") {
-    const plan::LinearStateDesc &ls = plan_.linearState;
-    const int64_t layer = intAttr(l, "layer");
-    const plan::Attr *slopes = findAttr(l, "decay_slopes");
-    const auto *rates =
-        slopes ? std::get_if<std::vector<double>>(&slopes->value) : nullptr;
-    if (!rates || int64_t(rates->size()) != ls.heads)
-      return fail(l, "needs one decay slope per head");
-    std::vector<float> decay(rates->begin(), rates->end());
-    kernels::LightningDims d;
-    d.batch = batch_;
-    d.numHeads = int32_t(ls.heads);
-    d.headDim = int32_t(ls.keyDim);
-    d.numSlots = caches.numSlots;
-    d.dtype = act;
-    kernels::LightningTensors t;
-    t.q = in0(0);
-    t.k = in0(1);
-    t.v = in0(2);
-    t.out = out0(0);
-    t.state = caches.state[layer].data();
-    t.slots = in.stateSlots.data();
-    t.decay = decay.data();
-    t.cuSeqLens = in.cuQLens.data();
-    return kernels::lightningPrefillRef(d, t);
+  if (k == "swiglu") {
+    // Each row is [gate (I), up (I)].
+    const int64_t inner = lastDim(buf(0, true));
+    const auto *gu = static_cast<const uint16_t *>(in0(0));
+    auto *out = static_cast<uint16_t *>(out0(0));
+    for (int64_t t = 0; t < tokens_; ++t)
+      if (Status st =
+              kernels::siluMulRef(act, inner, gu + 2 * t * inner,
+                                  gu + (2 * t + 1) * inner, out + t * inner);
+          !st.ok())
+        return st;
+    return Status::success();
   }
+  if (k == "head_slice") {
+    const plan::Buffer &x = buf(0, false);
+    const int64_t heads = x.shape[1].value, dim = x.shape[2].value;
+    const int64_t first = intAttr(l, "first"), count = intAttr(l, "num_heads");
+    const auto *src = static_cast<const uint16_t *>(in0(0));
+    auto *dst = static_cast<uint16_t *>(out0(0));
+    for (int64_t t = 0; t < tokens_; ++t)
+      std::memcpy(dst + t * count * dim, src + (t * heads + first) * dim,
+                  size_t(count * dim) * 2);
+    return Status::success();
+  }
+  if (k == "attention" && l.variant == "linear")
+    return lightning(l, act, {in0(0), in0(1), in0(2)}, out0(0), in, caches,
+                     /*prefill=*/true);
   if (k == "logits") {
     const plan::Buffer &w = buf(1, false);
     const int64_t vocab = w.shape[0].value, hidden = w.shape[1].value;
     const auto *h = static_cast<const uint16_t *>(in0(0));
     if (intAttr(l, "all_tokens", 0))
-      return kernels::linearRef(act, tokens_, vocab, hidden, h, in0(1),
-                                nullptr, out0(0), /*f32Out=*/true);
+      return kernels::linearRef(act, tokens_, vocab, hidden, h, in0(1), nullptr,
+                                out0(0), /*f32Out=*/true);
     // One row per sequence: its last token.
     std::vector<uint16_t> last(size_t(batch_ * hidden));
     for (int64_t b = 0; b < batch_; ++b) {
       int64_t t = in.cuQLens[b + 1] - 1;
       std::memcpy(&last[b * hidden], h + t * hidden, size_t(hidden) * 2);
     }
-    return kernels::linearRef(act, batch_, vocab, hidden, last.data(),
-                              in0(1), nullptr, out0(0), /*f32Out=*/true);
+    return kernels::linearRef(act, batch_, vocab, hidden, last.data(), in0(1),
+                              nullptr, out0(0), /*f32Out=*/true);
   }
   return fail(l, "has no CPU implementation yet");
+}
+
+kernels::AttentionDims CpuExecutor::attentionDims(const plan::Launch &l,
+                                                  ActDType act,
+                                                  int64_t numQHeads) const {
+  kernels::AttentionDims d;
+  d.batch = batch_;
+  d.numQHeads = int32_t(numQHeads);
+  d.numKvHeads = int32_t(plan_.kvCache.kvHeads);
+  d.headDim = int32_t(plan_.kvCache.headDim);
+  d.dtype = act;
+  d.scale = float(floatAttr(l, "scale"));
+  d.slidingWindow = intAttr(l, "sliding_window");
+  return d;
+}
+
+Status CpuExecutor::cachedAttention(const plan::Launch &l, ActDType act,
+                                    const void *q, void *out,
+                                    const void *parentIds, const StepInputs &in,
+                                    CpuCaches &caches) {
+  const plan::KvCacheDesc &kv = plan_.kvCache;
+  const int64_t layer = intAttr(l, "layer");
+  const plan::Buffer &qBuf = program_.buffers[l.inputs[0]];
+  kernels::AttentionTensors t;
+  t.q = q;
+  t.out = out;
+  t.cuQLens = in.cuQLens.data();
+  t.kvLens = in.kvLens.data();
+  t.parentIds = static_cast<const int32_t *>(parentIds);
+  if (parentIds)
+    t.positions = in.positions.data();
+  t.cache = kernels::KvCacheView::paged(
+      caches.k[layer].data(), caches.v[layer].data(), caches.numBlocks,
+      kv.blockSize, in.blockTables.data(), in.maxBlocksPerSeq);
+  return kernels::attentionRef(attentionDims(l, act, qBuf.shape[1].value), t);
+}
+
+Status CpuExecutor::packedAttention(const plan::Launch &l, ActDType act,
+                                    const void *qkv, void *out,
+                                    const StepInputs &in) {
+  // Fresh tokens only: K and V come from the packed buffer. Each sequence's
+  // K and V are gathered into a contiguous cache [1, 2, Hkv, len, D] and
+  // attended to with the reference.
+  const int64_t hq = intAttr(l, "num_q_heads"),
+                hkv = intAttr(l, "num_kv_heads");
+  const int64_t dim = plan_.kvCache.headDim, heads = hq + 2 * hkv;
+  const auto *src = static_cast<const uint16_t *>(qkv);
+  auto *dst = static_cast<uint16_t *>(out);
+  kernels::AttentionDims d = attentionDims(l, act, hq);
+  d.batch = 1;
+  for (int64_t b = 0; b < batch_; ++b) {
+    const int64_t begin = in.cuQLens[b], len = in.cuQLens[b + 1] - begin;
+    if (len == 0)
+      continue;
+    std::vector<uint16_t> q(size_t(len * hq * dim)),
+        cache(size_t(2 * hkv * len * dim));
+    for (int64_t t = 0; t < len; ++t) {
+      const uint16_t *row = src + (begin + t) * heads * dim;
+      std::memcpy(&q[t * hq * dim], row, size_t(hq * dim) * 2);
+      for (int64_t kvi = 0; kvi < 2; ++kvi)
+        for (int64_t h = 0; h < hkv; ++h)
+          std::memcpy(&cache[((kvi * hkv + h) * len + t) * dim],
+                      row + (hq + kvi * hkv + h) * dim, size_t(dim) * 2);
+    }
+    int32_t cu[2] = {0, int32_t(len)}, kvLen = int32_t(len);
+    kernels::AttentionTensors t;
+    t.q = q.data();
+    t.out = dst + begin * hq * dim;
+    t.cuQLens = cu;
+    t.kvLens = &kvLen;
+    t.cache = kernels::KvCacheView::contiguous(cache.data(), len);
+    if (Status st = kernels::attentionRef(d, t); !st.ok())
+      return st;
+  }
+  return Status::success();
+}
+
+Status CpuExecutor::ropeKvWrite(const plan::Launch &l, ActDType act,
+                                const void *qkv, void *out,
+                                const StepInputs &in, CpuCaches &caches) {
+  const plan::KvCacheDesc &kv = plan_.kvCache;
+  const int64_t layer = intAttr(l, "layer");
+  const int64_t hq = intAttr(l, "num_q_heads"),
+                hkv = intAttr(l, "num_kv_heads");
+  const int64_t dim = kv.headDim, heads = hq + 2 * hkv;
+  const bool packed = l.variant == "packed", tree = l.variant == "tree";
+  int64_t maxPos = 1;
+  for (int64_t t = 0; t < tokens_; ++t)
+    maxPos = std::max<int64_t>(maxPos, int64_t(in.positions[t]) + 1);
+  Status status;
+  int64_t tableRows = 0;
+  const float *table = ropeTable(l, maxPos, status, &tableRows);
+  if (!status.ok())
+    return status;
+  if (packed) // rotated in place in the output copy
+    std::memcpy(out, qkv, size_t(tokens_ * heads * dim) * 2);
+  const auto *src = static_cast<const uint16_t *>(packed ? out : qkv);
+  auto *dst = static_cast<uint16_t *>(out);
+  const int32_t rope = int32_t(intAttr(l, "rotary_dim"));
+  // The q/k norm weights follow qkv, positions, cache and seqs.
+  const void *qNorm = l.inputs.size() > 4 ? data(l.inputs[4]) : nullptr;
+  const void *kNorm = l.inputs.size() > 5 ? data(l.inputs[5]) : nullptr;
+  for (int64_t b = 0; b < batch_; ++b) {
+    const int64_t begin = in.cuQLens[b], len = in.cuQLens[b + 1] - begin;
+    if (len == 0)
+      continue;
+    kernels::RopeKvArgs a;
+    a.variant = packed ? kernels::RopeKvVariant::Packed
+                : tree ? kernels::RopeKvVariant::Tree
+                       : kernels::RopeKvVariant::Continuous;
+    a.dims.batch = 1;
+    a.dims.seq = len;
+    a.dims.numQHeads = int32_t(hq);
+    a.dims.numKvHeads = int32_t(hkv);
+    a.dims.headDim = int32_t(dim);
+    a.dims.rotaryDim = rope;
+    a.dims.pairing = stringAttr(l, "pairing") == "gptj"
+                         ? kernels::RopePairingKind::GptJ
+                         : kernels::RopePairingKind::Neox;
+    a.dims.dtype = act;
+    // Per-sequence copies keep every operand 16-byte aligned, as the
+    // reference (like the kernel) requires.
+    std::vector<uint16_t> qkvCopy(src + begin * heads * dim,
+                                  src + (begin + len) * heads * dim);
+    std::vector<uint16_t> qOut(size_t(len * hq * dim));
+    int32_t cached = in.kvLens[b] - int32_t(len);
+    std::vector<int32_t> posIds(in.positions.begin() + begin,
+                                in.positions.begin() + begin + len);
+    std::vector<int32_t> table1(in.blockTables.begin() + b * in.maxBlocksPerSeq,
+                                in.blockTables.begin() +
+                                    (b + 1) * in.maxBlocksPerSeq);
+    a.qkv = qkvCopy.data();
+    a.qOut = packed ? nullptr : qOut.data();
+    a.kvLens = packed ? nullptr : &cached;
+    a.posIds = tree ? posIds.data() : nullptr;
+    a.cosSin = {table, 1, tableRows};
+    a.qkNorm.qWeight = qNorm;
+    a.qkNorm.kWeight = kNorm;
+    a.qkNorm.eps = float(floatAttr(l, "qk_norm_eps", 1e-6));
+    a.cache = kernels::KvCacheView::paged(
+        caches.k[layer].data(), caches.v[layer].data(), caches.numBlocks,
+        kv.blockSize, table1.data(), in.maxBlocksPerSeq);
+    if (Status st = kernels::ropeKvWriteRef(a); !st.ok())
+      return st;
+    if (packed)
+      std::memcpy(dst + begin * heads * dim, qkvCopy.data(),
+                  qkvCopy.size() * 2);
+    else
+      std::memcpy(dst + begin * hq * dim, qOut.data(), qOut.size() * 2);
+  }
+  return Status::success();
+}
+
+Status CpuExecutor::lightning(const plan::Launch &l, ActDType act,
+                              std::array<const void *, 3> qkv, void *out,
+                              const StepInputs &in, CpuCaches &caches,
+                              bool prefill) {
+  const plan::LinearStateDesc &ls = plan_.linearState;
+  const int64_t layer = intAttr(l, "layer");
+  const plan::Attr *slopes = findAttr(l, "decay_slopes");
+  const auto *rates =
+      slopes ? std::get_if<std::vector<double>>(&slopes->value) : nullptr;
+  if (!rates || int64_t(rates->size()) != ls.heads)
+    return fail(l, "needs one decay slope per head");
+  std::vector<float> decay(rates->begin(), rates->end());
+  kernels::LightningDims d;
+  d.batch = batch_;
+  d.numHeads = int32_t(ls.heads);
+  d.headDim = int32_t(ls.keyDim);
+  d.numSlots = caches.numSlots;
+  d.dtype = act;
+  kernels::LightningTensors t;
+  t.q = qkv[0];
+  t.k = qkv[1];
+  t.v = qkv[2];
+  t.out = out;
+  t.state = caches.state[layer].data();
+  t.slots = in.stateSlots.data();
+  t.decay = decay.data();
+  t.cuSeqLens = in.cuQLens.data();
+  return prefill ? kernels::lightningPrefillRef(d, t)
+                 : kernels::lightningDecodeRef(d, t);
 }
 
 } // namespace strata

@@ -6,11 +6,13 @@
 #ifndef STRATA_RUNTIME_CPU_CPUEXECUTOR_H
 #define STRATA_RUNTIME_CPU_CPUEXECUTOR_H
 
+#include "kernels/common/AttentionTypes.h"
 #include "kernels/common/Status.h"
 #include "runtime/StepInputs.h"
 #include "runtime/Weights.h"
 #include "runtime/plan/Plan.h"
 
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -47,8 +49,30 @@ private:
   kernels::Status launch(const plan::Launch &l, const StepInputs &in,
                          CpuCaches &caches);
   void *data(int32_t buffer);
+  /// The rotary table of a launch's rope attributes covering positions
+  /// below maxPos; `rows` receives the positions it holds.
   const float *ropeTable(const plan::Launch &l, int64_t maxPos,
-                         kernels::Status &status);
+                         kernels::Status &status, int64_t *rows = nullptr);
+  kernels::AttentionDims attentionDims(const plan::Launch &l,
+                                       kernels::ActDType act,
+                                       int64_t numQHeads) const;
+  /// Softmax attention of queries over the paged cache (extend, decode,
+  /// tree with parent ids, and the generic op).
+  kernels::Status cachedAttention(const plan::Launch &l, kernels::ActDType act,
+                                  const void *q, void *out,
+                                  const void *parentIds, const StepInputs &in,
+                                  CpuCaches &caches);
+  /// Prefill attention over the fresh tokens of a packed QKV buffer.
+  kernels::Status packedAttention(const plan::Launch &l, kernels::ActDType act,
+                                  const void *qkv, void *out,
+                                  const StepInputs &in);
+  kernels::Status ropeKvWrite(const plan::Launch &l, kernels::ActDType act,
+                              const void *qkv, void *out,
+                              const StepInputs &in, CpuCaches &caches);
+  kernels::Status lightning(const plan::Launch &l, kernels::ActDType act,
+                            std::array<const void *, 3> qkv, void *out,
+                            const StepInputs &in, CpuCaches &caches,
+                            bool prefill);
 
   const plan::Plan &plan_;
   const plan::Program &program_;

@@ -1,15 +1,21 @@
-// Consistency of the CPU engine on the tiny model of every family: the
-// phases must agree with each other. Decoding after a prefill equals
-// prefilling the whole sequence; chunked prefill equals one prefill; a batch
-// equals its sequences run alone. The hybrid model's lightning layers are
-// covered too (prefill state then decode against one long prefill).
+// Consistency of the CPU engine on the tiny model of every family, with the
+// generic forward and with the fused phase programs (prefill, extend,
+// decode: packed/continuous rope_kv_write, prefill/extend/paged-decode
+// attention, lightning prefill/decode): the phases must agree with each
+// other. Decoding after a prefill equals prefilling the whole sequence;
+// chunked prefill equals one prefill; a batch equals its sequences run
+// alone; the fused programs compute what the generic forward computes. The
+// hybrid model's lightning layers are covered too (prefill state then
+// decode against one long prefill).
 #include "codegen/PlanLowering.h"
 #include "ir/ModelBuilder.h"
 #include "ir/StrataDialect.h"
 #include "models/ModelImporter.h"
+#include "passes/Passes.h"
 #include "runtime/Engine.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <catch2/catch.hpp>
 
@@ -19,7 +25,8 @@ using namespace strata;
 
 namespace {
 
-plan::Plan compile(const std::string &model, int64_t maxTokens) {
+plan::Plan compile(const std::string &model, int64_t maxTokens,
+                   bool fused = false) {
   ImportResult imported =
       importModelFile(std::string(STRATA_SOURCE_DIR "/models/") + model);
   REQUIRE(imported.ok);
@@ -29,6 +36,11 @@ plan::Plan compile(const std::string &model, int64_t maxTokens) {
   context.appendDialectRegistry(registry);
   auto module = buildForwardModule(context, imported.spec);
   REQUIRE(mlir::succeeded(module));
+  if (fused) {
+    mlir::PassManager pm(&context);
+    buildFusionPipeline(pm, FusionPipelineConfig{});
+    REQUIRE(mlir::succeeded(pm.run(**module)));
+  }
   PlanLoweringOptions options;
   options.maxTokens = maxTokens;
   options.maxBatch = std::min<int64_t>(8, maxTokens);
@@ -64,8 +76,7 @@ std::vector<int32_t> prompt(int n, int salt) {
 }
 
 /// Largest |a - b| relative to the largest |b|.
-double relativeError(const std::vector<float> &a,
-                     const std::vector<float> &b) {
+double relativeError(const std::vector<float> &a, const std::vector<float> &b) {
   REQUIRE(a.size() == b.size());
   double worst = 0, scale = 1e-30;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -88,53 +99,71 @@ constexpr double kTolerance = 1e-5;
 } // namespace
 
 TEST_CASE("decoding after a prefill equals prefilling the whole sequence") {
-  for (const char *model : kModels) {
-    INFO(model);
-    plan::Plan plan = compile(model, 256);
-    // Longer than the sliding windows (16) of the sliding models.
-    std::vector<int32_t> p = prompt(21, 1);
-    auto decoded = generate(plan, {greedy(p, 6)});
-    REQUIRE(decoded[0].tokens.size() == 6);
-    // Re-run prompt + the first five generated tokens as one prefill: its
-    // next token and logits must be those of the sixth decode step.
-    std::vector<int32_t> whole = p;
-    whole.insert(whole.end(), decoded[0].tokens.begin(),
-                 decoded[0].tokens.end() - 1);
-    auto prefilled = generate(plan, {greedy(whole, 1)});
-    CHECK(prefilled[0].tokens[0] == decoded[0].tokens.back());
-    CHECK(relativeError(decoded[0].lastLogits, prefilled[0].lastLogits) <
-          kTolerance);
-  }
+  for (bool fused : {false, true})
+    for (const char *model : kModels) {
+      INFO(model << (fused ? " (fused)" : " (generic)"));
+      plan::Plan plan = compile(model, 256, fused);
+      // Longer than the sliding windows (16) of the sliding models.
+      std::vector<int32_t> p = prompt(21, 1);
+      auto decoded = generate(plan, {greedy(p, 6)});
+      REQUIRE(decoded[0].tokens.size() == 6);
+      // Re-run prompt + the first five generated tokens as one prefill: its
+      // next token and logits must be those of the sixth decode step.
+      std::vector<int32_t> whole = p;
+      whole.insert(whole.end(), decoded[0].tokens.begin(),
+                   decoded[0].tokens.end() - 1);
+      auto prefilled = generate(plan, {greedy(whole, 1)});
+      CHECK(prefilled[0].tokens[0] == decoded[0].tokens.back());
+      CHECK(relativeError(decoded[0].lastLogits, prefilled[0].lastLogits) <
+            kTolerance);
+    }
 }
 
 TEST_CASE("chunked prefill equals one prefill") {
-  for (const char *model : kModels) {
-    INFO(model);
-    std::vector<int32_t> p = prompt(45, 2);
-    auto whole = generate(compile(model, 256), {greedy(p, 3)});
-    // A 7-token step limit splits the prompt into 7 chunks of at most 7.
-    auto chunked = generate(compile(model, 7), {greedy(p, 3)});
-    CHECK(chunked[0].tokens == whole[0].tokens);
-    CHECK(relativeError(chunked[0].lastLogits, whole[0].lastLogits) <
-          kTolerance);
-  }
+  for (bool fused : {false, true})
+    for (const char *model : kModels) {
+      INFO(model << (fused ? " (fused)" : " (generic)"));
+      std::vector<int32_t> p = prompt(45, 2);
+      auto whole = generate(compile(model, 256, fused), {greedy(p, 3)});
+      // A 7-token step limit splits the prompt into 7 chunks of at most 7:
+      // a prefill onto the empty cache, then extends.
+      auto chunked = generate(compile(model, 7, fused), {greedy(p, 3)});
+      CHECK(chunked[0].tokens == whole[0].tokens);
+      CHECK(relativeError(chunked[0].lastLogits, whole[0].lastLogits) <
+            kTolerance);
+    }
 }
 
 TEST_CASE("a batch of sequences equals each sequence alone") {
+  for (bool fused : {false, true})
+    for (const char *model : kModels) {
+      INFO(model << (fused ? " (fused)" : " (generic)"));
+      plan::Plan plan = compile(model, 256, fused);
+      std::vector<GenerationRequest> reqs = {greedy(prompt(5, 3), 4),
+                                             greedy(prompt(19, 4), 4),
+                                             greedy(prompt(2, 5), 4)};
+      auto together = generate(plan, reqs);
+      for (size_t i = 0; i < reqs.size(); ++i) {
+        INFO("sequence " << i);
+        auto alone = generate(plan, {reqs[i]});
+        CHECK(together[i].tokens == alone[0].tokens);
+        CHECK(relativeError(together[i].lastLogits, alone[0].lastLogits) <
+              kTolerance);
+      }
+    }
+}
+
+TEST_CASE("the fused phase programs compute what the generic forward "
+          "computes") {
+  // The fusions move storage roundings (QK-norm and rotation in one fp32
+  // pass; no bf16 round trip between them), so logits agree to bf16
+  // precision rather than bit for bit.
   for (const char *model : kModels) {
     INFO(model);
-    plan::Plan plan = compile(model, 256);
-    std::vector<GenerationRequest> reqs = {
-        greedy(prompt(5, 3), 4), greedy(prompt(19, 4), 4),
-        greedy(prompt(2, 5), 4)};
-    auto together = generate(plan, reqs);
-    for (size_t i = 0; i < reqs.size(); ++i) {
-      INFO("sequence " << i);
-      auto alone = generate(plan, {reqs[i]});
-      CHECK(together[i].tokens == alone[0].tokens);
-      CHECK(relativeError(together[i].lastLogits, alone[0].lastLogits) <
-            kTolerance);
-    }
+    std::vector<int32_t> p = prompt(23, 7);
+    auto generic = generate(compile(model, 256), {greedy(p, 1)});
+    auto fused = generate(compile(model, 256, true), {greedy(p, 1)});
+    CHECK(relativeError(fused[0].lastLogits, generic[0].lastLogits) < 2e-2);
   }
 }
 
@@ -159,8 +188,7 @@ TEST_CASE("generation errors are named") {
   REQUIRE(engine);
   std::vector<GenerationResult> results;
   GenerationTimings timings;
-  CHECK_FALSE(engine->generate({greedy({1, 999}, 2)}, results, timings,
-                               error));
+  CHECK_FALSE(engine->generate({greedy({1, 999}, 2)}, results, timings, error));
   CHECK(error == "request 0: token id 999 is outside the vocabulary of 512");
   CHECK_FALSE(engine->generate({greedy({}, 2)}, results, timings, error));
   CHECK(error == "request 0 has an empty prompt");
@@ -168,7 +196,7 @@ TEST_CASE("generation errors are named") {
   small.kvBlocks = 1; // 16 tokens
   auto tight = Engine::create(plan, small, error);
   REQUIRE(tight);
-  CHECK_FALSE(tight->generate({greedy(prompt(10, 1), 10)}, results, timings,
-                              error));
+  CHECK_FALSE(
+      tight->generate({greedy(prompt(10, 1), 10)}, results, timings, error));
   CHECK_THAT(error, Catch::Matchers::StartsWith("KV cache exhausted"));
 }
