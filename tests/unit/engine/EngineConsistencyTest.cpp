@@ -200,3 +200,86 @@ TEST_CASE("generation errors are named") {
       tight->generate({greedy(prompt(10, 1), 10)}, results, timings, error));
   CHECK_THAT(error, Catch::Matchers::StartsWith("KV cache exhausted"));
 }
+
+namespace {
+
+/// Runs `program` of `plan` for one sequence feeding `tokens` after the
+/// `cached` tokens already in `pool`/`caches`.
+std::vector<float> runStep(const plan::Plan &plan, const std::string &phase,
+                           const WeightStore &weights, KvBlockPool &pool,
+                           CpuCaches &caches, int64_t cached,
+                           const std::vector<int32_t> &tokens,
+                           std::vector<int32_t> parents = {}) {
+  const plan::Program *program = nullptr;
+  for (const plan::Program &p : plan.programs)
+    if (p.phase == phase)
+      program = &p;
+  REQUIRE(program);
+  StepInputs in;
+  in.tokenIds = tokens;
+  for (size_t t = 0; t < tokens.size(); ++t)
+    in.positions.push_back(int32_t(cached + t));
+  if (!parents.empty()) {
+    // A tree token's position is the prefix length plus its depth.
+    for (size_t t = 0; t < tokens.size(); ++t) {
+      int depth = 0;
+      for (int32_t a = parents[t]; a >= 0; a = parents[a])
+        ++depth;
+      in.positions[t] = int32_t(cached + depth);
+    }
+  }
+  in.cuQLens = {0, int32_t(tokens.size())};
+  in.kvLens = {int32_t(cached + tokens.size())};
+  std::string error;
+  REQUIRE(pool.append(0, int64_t(tokens.size()), in.slotMapping, error));
+  in.blockTables = pool.blockTable(0);
+  in.maxBlocksPerSeq = int64_t(in.blockTables.size());
+  in.stateSlots = {0};
+  in.parentIds = std::move(parents);
+  CpuExecutor executor(plan, *program, weights);
+  std::vector<float> logits;
+  kernels::Status status = executor.run(in, caches, logits);
+  INFO(status.message());
+  REQUIRE(status.ok());
+  return logits;
+}
+
+} // namespace
+
+TEST_CASE("verifying a chain-shaped draft equals decoding it token by "
+          "token") {
+  for (const char *model : kModels) {
+    INFO(model);
+    plan::Plan plan = compile(model, 256, /*fused=*/true);
+    WeightStore weights = WeightStore::random(plan, 0.02);
+    const std::vector<int32_t> p = prompt(19, 8), draft = {17, 250, 3, 99};
+    const int64_t vocab = plan.vocabSize;
+
+    // Verify: prefill the prompt, then score the whole chain in one step.
+    KvBlockPool poolA(
+        64, int32_t(plan.kvCache.blockSize ? plan.kvCache.blockSize : 16));
+    poolA.addSequence(0);
+    CpuCaches cachesA = CpuCaches::create(plan, 64, 1);
+    runStep(plan, "prefill", weights, poolA, cachesA, 0, p);
+    std::vector<float> verified =
+        runStep(plan, "verify", weights, poolA, cachesA, int64_t(p.size()),
+                draft, {-1, 0, 1, 2});
+    REQUIRE(int64_t(verified.size()) == int64_t(draft.size()) * vocab);
+
+    // Decode: the same prompt, then the draft one token per step.
+    KvBlockPool poolB(
+        64, int32_t(plan.kvCache.blockSize ? plan.kvCache.blockSize : 16));
+    poolB.addSequence(0);
+    CpuCaches cachesB = CpuCaches::create(plan, 64, 1);
+    runStep(plan, "prefill", weights, poolB, cachesB, 0, p);
+    for (size_t i = 0; i < draft.size(); ++i) {
+      INFO("draft token " << i);
+      std::vector<float> decoded =
+          runStep(plan, "decode", weights, poolB, cachesB,
+                  int64_t(p.size() + i), {draft[i]});
+      std::vector<float> row(verified.begin() + i * vocab,
+                             verified.begin() + (i + 1) * vocab);
+      CHECK(relativeError(row, decoded) < kTolerance);
+    }
+  }
+}
