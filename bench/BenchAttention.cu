@@ -59,14 +59,6 @@ template <typename E> struct DevBuf {
   DevBuf &operator=(const DevBuf &) = delete;
 };
 
-struct Options {
-  std::string filter;
-  bool quick = false;
-  bool wants(const std::string &name) const {
-    return filter.empty() || name.find(filter) != std::string::npos;
-  }
-};
-
 void checkStatus(const Status &s) {
   if (!s) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
@@ -177,9 +169,9 @@ Status launchKind(AttentionKind kind, const Setup &s, int set,
 }
 
 /// Decode (or a tree of qLen tokens) over `context` cached tokens.
-double benchCached(const Options &o, BenchReport &report, AttentionKind kind,
-                   int batch, int context, int qLen, bool graph,
-                   const std::string &target) {
+double benchCached(const BenchOptions &o, BenchReport &report,
+                   AttentionKind kind, int batch, int context, int qLen,
+                   bool graph, const std::string &target) {
   const bool tree = kind == AttentionKind::Tree;
   std::string name = std::string(tree ? "tree_verify" : "paged_decode") +
                      " bf16" + (graph ? " graph" : "");
@@ -207,8 +199,8 @@ double benchCached(const Options &o, BenchReport &report, AttentionKind kind,
   return us;
 }
 
-void benchPrefill(const Options &o, BenchReport &report, int batch, int len,
-                  const std::string &target) {
+void benchPrefill(const BenchOptions &o, BenchReport &report, int batch,
+                  int len, const std::string &target) {
   std::string name = "prefill_causal bf16";
   if (!o.wants(name))
     return;
@@ -238,28 +230,10 @@ void benchPrefill(const Options &o, BenchReport &report, int batch, int len,
 } // namespace
 
 int main(int argc, char **argv) {
-  Options options;
-  std::string jsonPath;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if ((arg == "--json" || arg == "--filter") && i + 1 < argc) {
-      (arg == "--json" ? jsonPath : options.filter) = argv[++i];
-    } else if (arg == "--quick") {
-      options.quick = true;
-    } else {
-      std::fprintf(stderr,
-                   "usage: %s [--json FILE] [--filter TEXT] [--quick]\n",
-                   argv[0]);
-      return 2;
-    }
-  }
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "error: no CUDA device\n");
-    return 1;
-  }
-  std::string device = deviceDescription();
-  std::printf("device: %s\n\n", device.c_str());
+  BenchOptions options;
+  std::string device;
+  if (int code = startBench(argc, argv, options, device))
+    return code;
 
   BenchReport report;
   const AttentionKind dec = AttentionKind::Decode;
@@ -280,12 +254,9 @@ int main(int argc, char **argv) {
   benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, true, "graph");
   benchPrefill(options, report, 1, 8192, "target >= SDPA");
   benchPrefill(options, report, 4, 2048, "varlen batch");
-  std::printf("\n");
-  report.printMarkdown();
+  int code = finishBench(report, options, device);
   if (decode8k > 0 && tree > 0)
     std::printf("\ntree verify (64 tokens) / decode (1 token) at 8K: %.2fx\n",
                 tree / decode8k);
-  if (!jsonPath.empty() && !report.writeJson(jsonPath, device))
-    return 1;
-  return 0;
+  return code;
 }

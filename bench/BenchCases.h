@@ -9,15 +9,6 @@
 
 namespace strata::bench {
 
-struct BenchOptions {
-  std::string filter;
-  bool quick = false;
-  bool wants(const std::string &name) const {
-    return filter.empty() || name.find(filter) != std::string::npos;
-  }
-  int iters(int full) const { return quick ? 10 : full; }
-};
-
 /// The machine's copy bandwidth right now, to read the other rows against.
 void runReferenceBenches(const BenchOptions &options, BenchReport &report);
 

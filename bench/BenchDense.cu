@@ -85,22 +85,14 @@ void check(const Status &s) {
   }
 }
 
-struct Options {
-  std::string filter;
-  bool quick = false;
-  bool wants(const std::string &name) const {
-    return filter.empty() || name.find(filter) != std::string::npos;
-  }
-};
-
 /// Times `body(set)` over `sets` rotating input sets.
-double timeRotating(const Options &o, cudaStream_t s, int sets,
+double timeRotating(const BenchOptions &o, cudaStream_t s, int sets,
                     const std::function<void(int)> &body) {
   return medianUs(s, sets, o.quick ? 10 : 100, [&](int i) { body(i % sets); });
 }
 
-void benchMemoryBound(const Options &o, BenchReport &report, cudaStream_t s,
-                      int64_t tokens) {
+void benchMemoryBound(const BenchOptions &o, BenchReport &report,
+                      cudaStream_t s, int64_t tokens) {
   const int64_t H = 4096, I = 14336, V = 128256;
   std::string tok = std::to_string(tokens) + " x ";
   double rowBytes = double(tokens) * H * 2;
@@ -177,7 +169,7 @@ const Proj kLlama8B[] = {{"qkv", 6144, 4096},
                          {"gate_up", 28672, 4096},
                          {"down", 4096, 14336}};
 
-void benchGemm(const Options &o, BenchReport &report, GemmRunner &runner,
+void benchGemm(const BenchOptions &o, BenchReport &report, GemmRunner &runner,
                cudaStream_t s, int64_t m, GemmPath path, const char *tag) {
   for (const Proj &p : kLlama8B) {
     std::string name = std::string("linear ") + tag + " " + p.name;
@@ -219,7 +211,7 @@ void benchGemm(const Options &o, BenchReport &report, GemmRunner &runner,
   }
 }
 
-void benchSampling(const Options &o, BenchReport &report, cudaStream_t s,
+void benchSampling(const BenchOptions &o, BenchReport &report, cudaStream_t s,
                    int64_t rows, int64_t vocab) {
   std::string shape =
       std::to_string(rows) + " x " + std::to_string(vocab) + " fp32";
@@ -278,28 +270,10 @@ void benchSampling(const Options &o, BenchReport &report, cudaStream_t s,
 } // namespace
 
 int main(int argc, char **argv) {
-  Options o;
-  std::string jsonPath;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if ((arg == "--json" || arg == "--filter") && i + 1 < argc) {
-      (arg == "--json" ? jsonPath : o.filter) = argv[++i];
-    } else if (arg == "--quick") {
-      o.quick = true;
-    } else {
-      std::fprintf(stderr,
-                   "usage: %s [--json FILE] [--filter TEXT] [--quick]\n",
-                   argv[0]);
-      return 2;
-    }
-  }
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "error: no CUDA device\n");
-    return 1;
-  }
-  std::string device = deviceDescription();
-  std::printf("device: %s\n\n", device.c_str());
+  BenchOptions o;
+  std::string device;
+  if (int code = startBench(argc, argv, o, device))
+    return code;
   cudaStream_t s;
   BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   BenchReport report;
@@ -316,9 +290,5 @@ int main(int argc, char **argv) {
   benchSampling(o, report, s, 1, 128256);
   benchSampling(o, report, s, 64, 128256);
   benchSampling(o, report, s, 1, 262144);
-  std::printf("\n");
-  report.printMarkdown();
-  if (!jsonPath.empty() && !report.writeJson(jsonPath, device))
-    return 1;
-  return 0;
+  return finishBench(report, o, device);
 }

@@ -68,14 +68,6 @@ std::vector<float> decayRates(int heads) {
   return r;
 }
 
-struct Options {
-  std::string filter;
-  bool quick = false;
-  bool wants(const std::string &name) const {
-    return filter.empty() || name.find(filter) != std::string::npos;
-  }
-};
-
 void checkStatus(const Status &s) {
   if (!s) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
@@ -84,8 +76,8 @@ void checkStatus(const Status &s) {
 }
 
 /// Prefill of `batch` sequences of `len` tokens each.
-void benchPrefill(const Options &o, BenchReport &report, int batch, int len,
-                  int heads, int hd, int tile, const char *target) {
+void benchPrefill(const BenchOptions &o, BenchReport &report, int batch,
+                  int len, int heads, int hd, int tile, const char *target) {
   std::string name = "lightning_prefill bf16 tile=" +
                      (tile ? std::to_string(tile) : std::string("auto"));
   if (!o.wants(name))
@@ -145,9 +137,9 @@ void benchPrefill(const Options &o, BenchReport &report, int batch, int len,
 
 /// One decode step for `batch` sequences; the named slots rotate through
 /// enough of the state tensor that none is still in L2 when it comes back.
-void benchDecode(const Options &o, BenchReport &report, int batch, int heads,
-                 int hd, bool graph, const char *target, int cols = 0,
-                 bool prefetch = false) {
+void benchDecode(const BenchOptions &o, BenchReport &report, int batch,
+                 int heads, int hd, bool graph, const char *target,
+                 int cols = 0, bool prefetch = false) {
   std::string name =
       std::string("lightning_decode bf16") + (graph ? " graph" : "") +
       (cols ? " cols=" + std::to_string(cols) + (prefetch ? " pf256" : "")
@@ -207,28 +199,10 @@ void benchDecode(const Options &o, BenchReport &report, int batch, int heads,
 } // namespace
 
 int main(int argc, char **argv) {
-  Options options;
-  std::string jsonPath;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if ((arg == "--json" || arg == "--filter") && i + 1 < argc) {
-      (arg == "--json" ? jsonPath : options.filter) = argv[++i];
-    } else if (arg == "--quick") {
-      options.quick = true;
-    } else {
-      std::fprintf(stderr,
-                   "usage: %s [--json FILE] [--filter TEXT] [--quick]\n",
-                   argv[0]);
-      return 2;
-    }
-  }
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "error: no CUDA device\n");
-    return 1;
-  }
-  std::string device = deviceDescription();
-  std::printf("device: %s\n\n", device.c_str());
+  BenchOptions options;
+  std::string device;
+  if (int code = startBench(argc, argv, options, device))
+    return code;
 
   BenchReport report;
   const char *prefillTarget = "target <= 500 us";
@@ -251,9 +225,5 @@ int main(int argc, char **argv) {
       for (bool prefetch : {false, true})
         benchDecode(options, report, batch, 64, 128, batch <= 16, "tuning",
                     cols, prefetch);
-  std::printf("\n");
-  report.printMarkdown();
-  if (!jsonPath.empty() && !report.writeJson(jsonPath, device))
-    return 1;
-  return 0;
+  return finishBench(report, options, device);
 }

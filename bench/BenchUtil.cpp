@@ -128,4 +128,38 @@ std::string deviceDescription() {
   return buf;
 }
 
+int startBench(int argc, char **argv, BenchOptions &options,
+               std::string &device) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if ((arg == "--json" || arg == "--filter") && i + 1 < argc) {
+      (arg == "--json" ? options.jsonPath : options.filter) = argv[++i];
+    } else if (arg == "--quick") {
+      options.quick = true;
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s [--json FILE] [--filter TEXT] [--quick]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "error: no CUDA device\n");
+    return 1;
+  }
+  device = deviceDescription();
+  std::printf("device: %s\n\n", device.c_str());
+  return 0;
+}
+
+int finishBench(const BenchReport &report, const BenchOptions &options,
+                const std::string &device) {
+  std::printf("\n");
+  report.printMarkdown();
+  if (!options.jsonPath.empty() && !report.writeJson(options.jsonPath, device))
+    return 1;
+  return 0;
+}
+
 } // namespace strata::bench

@@ -74,6 +74,30 @@ int rotatingSets(double bytesPerSet, double minBytes = 512.0 * 1024 * 1024);
 /// "NVIDIA H200 (132 SMs, 141 GB)" for the current device.
 std::string deviceDescription();
 
+/// The command line every benchmark binary takes:
+///   [--json FILE] [--filter TEXT] [--quick]
+/// --filter keeps the cases whose name contains TEXT; --quick runs fewer
+/// iterations (for smoke tests, not for figures).
+struct BenchOptions {
+  std::string filter;
+  std::string jsonPath;
+  bool quick = false;
+  bool wants(const std::string &name) const {
+    return filter.empty() || name.find(filter) != std::string::npos;
+  }
+  int iters(int full) const { return quick ? 10 : full; }
+};
+
+/// Parses the command line and checks that a CUDA device exists, printing
+/// it. Returns 0 to go on, else the exit code (2: bad arguments, 1: no
+/// device) after saying why. `device` receives deviceDescription().
+int startBench(int argc, char **argv, BenchOptions &options,
+               std::string &device);
+
+/// Prints the report's table and writes its JSON when asked; the exit code.
+int finishBench(const BenchReport &report, const BenchOptions &options,
+                const std::string &device);
+
 } // namespace strata::bench
 
 #endif // STRATA_BENCH_BENCHUTIL_H
