@@ -139,4 +139,47 @@ Status validateRopeKv(const RopeKvArgs &a) {
   return Status::success();
 }
 
+RopeKvArgs RopeKvArgs::packed(const RopeKvDims &dims, void *qkv,
+                              const CosSinCache &cosSin,
+                              const QkNormParams &qkNorm,
+                              const KvCacheView &cache,
+                              const int32_t *seqLens) {
+  RopeKvArgs a;
+  a.variant = RopeKvVariant::Packed;
+  a.dims = dims;
+  a.qkv = qkv;
+  a.seqLens = seqLens;
+  a.cosSin = cosSin;
+  a.qkNorm = qkNorm;
+  a.cache = cache;
+  return a;
+}
+
+RopeKvArgs RopeKvArgs::continuous(const RopeKvDims &dims, const void *qkv,
+                                  void *qOut, const int32_t *kvLens,
+                                  const CosSinCache &cosSin,
+                                  const QkNormParams &qkNorm,
+                                  const KvCacheView &cache,
+                                  const int32_t *seqLens) {
+  // Read only: the continuous and tree variants never write qkv.
+  RopeKvArgs a =
+      packed(dims, const_cast<void *>(qkv), cosSin, qkNorm, cache, seqLens);
+  a.variant = RopeKvVariant::Continuous;
+  a.qOut = qOut;
+  a.kvLens = kvLens;
+  return a;
+}
+
+RopeKvArgs RopeKvArgs::tree(const RopeKvDims &dims, const void *qkv, void *qOut,
+                            const int32_t *kvLens, const int32_t *posIds,
+                            const CosSinCache &cosSin,
+                            const QkNormParams &qkNorm,
+                            const KvCacheView &cache, const int32_t *seqLens) {
+  RopeKvArgs a =
+      continuous(dims, qkv, qOut, kvLens, cosSin, qkNorm, cache, seqLens);
+  a.variant = RopeKvVariant::Tree;
+  a.posIds = posIds;
+  return a;
+}
+
 } // namespace strata::kernels

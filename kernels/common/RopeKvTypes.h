@@ -132,6 +132,22 @@ struct RopeKvArgs {
   QkNormParams qkNorm;
   KvCacheView cache;
 
+  /// The operands of each variant, as its named launcher takes them.
+  static RopeKvArgs packed(const RopeKvDims &dims, void *qkv,
+                           const CosSinCache &cosSin,
+                           const QkNormParams &qkNorm, const KvCacheView &cache,
+                           const int32_t *seqLens);
+  static RopeKvArgs continuous(const RopeKvDims &dims, const void *qkv,
+                               void *qOut, const int32_t *kvLens,
+                               const CosSinCache &cosSin,
+                               const QkNormParams &qkNorm,
+                               const KvCacheView &cache,
+                               const int32_t *seqLens);
+  static RopeKvArgs tree(const RopeKvDims &dims, const void *qkv, void *qOut,
+                         const int32_t *kvLens, const int32_t *posIds,
+                         const CosSinCache &cosSin, const QkNormParams &qkNorm,
+                         const KvCacheView &cache, const int32_t *seqLens);
+
   int64_t numHeads() const {
     return int64_t(dims.numQHeads) + 2 * int64_t(dims.numKvHeads);
   }

@@ -13,8 +13,8 @@ namespace {
 /// slot has no storage (the GPU kernel skips such writes the same way).
 uint16_t *cacheRow(const RopeKvArgs &a, int64_t b, int64_t slot, int64_t kvHead,
                    bool isV) {
-  return kvCacheRow(a.cache, a.dims.numKvHeads, a.dims.headDim, b, slot,
-                    kvHead, isV);
+  return kvCacheRow(a.cache, a.dims.numKvHeads, a.dims.headDim, b, slot, kvHead,
+                    isV);
 }
 
 /// RMSNorm (optional) and rotation of one q or k head, in place, in fp32.
@@ -108,15 +108,8 @@ Status ropeKvWritePackedRef(const RopeKvDims &dims, void *qkv,
                             const CosSinCache &cosSin,
                             const QkNormParams &qkNorm,
                             const KvCacheView &cache, const int32_t *seqLens) {
-  RopeKvArgs a;
-  a.variant = RopeKvVariant::Packed;
-  a.dims = dims;
-  a.qkv = qkv;
-  a.seqLens = seqLens;
-  a.cosSin = cosSin;
-  a.qkNorm = qkNorm;
-  a.cache = cache;
-  return ropeKvWriteRef(a);
+  return ropeKvWriteRef(
+      RopeKvArgs::packed(dims, qkv, cosSin, qkNorm, cache, seqLens));
 }
 
 Status ropeKvWriteContinuousRef(const RopeKvDims &dims, const void *qkv,
@@ -125,36 +118,16 @@ Status ropeKvWriteContinuousRef(const RopeKvDims &dims, const void *qkv,
                                 const QkNormParams &qkNorm,
                                 const KvCacheView &cache,
                                 const int32_t *seqLens) {
-  RopeKvArgs a;
-  a.variant = RopeKvVariant::Continuous;
-  a.dims = dims;
-  // Read only: the continuous variant never writes qkv.
-  a.qkv = const_cast<void *>(qkv);
-  a.qOut = qOut;
-  a.kvLens = kvLens;
-  a.seqLens = seqLens;
-  a.cosSin = cosSin;
-  a.qkNorm = qkNorm;
-  a.cache = cache;
-  return ropeKvWriteRef(a);
+  return ropeKvWriteRef(RopeKvArgs::continuous(dims, qkv, qOut, kvLens, cosSin,
+                                               qkNorm, cache, seqLens));
 }
 
 Status ropeKvWriteTreeRef(const RopeKvDims &dims, const void *qkv, void *qOut,
                           const int32_t *kvLens, const int32_t *posIds,
                           const CosSinCache &cosSin, const QkNormParams &qkNorm,
                           const KvCacheView &cache, const int32_t *seqLens) {
-  RopeKvArgs a;
-  a.variant = RopeKvVariant::Tree;
-  a.dims = dims;
-  a.qkv = const_cast<void *>(qkv);
-  a.qOut = qOut;
-  a.kvLens = kvLens;
-  a.posIds = posIds;
-  a.seqLens = seqLens;
-  a.cosSin = cosSin;
-  a.qkNorm = qkNorm;
-  a.cache = cache;
-  return ropeKvWriteRef(a);
+  return ropeKvWriteRef(RopeKvArgs::tree(dims, qkv, qOut, kvLens, posIds,
+                                         cosSin, qkNorm, cache, seqLens));
 }
 
 } // namespace strata::kernels

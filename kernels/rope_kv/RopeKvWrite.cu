@@ -408,15 +408,8 @@ Status ropeKvWritePacked(const RopeKvDims &dims, void *qkv,
                          const CosSinCache &cosSin, const QkNormParams &qkNorm,
                          const KvCacheView &cache, const int32_t *seqLens,
                          cudaStream_t stream) {
-  RopeKvArgs a;
-  a.variant = RopeKvVariant::Packed;
-  a.dims = dims;
-  a.qkv = qkv;
-  a.seqLens = seqLens;
-  a.cosSin = cosSin;
-  a.qkNorm = qkNorm;
-  a.cache = cache;
-  return launchRopeKvWrite(a, stream);
+  return launchRopeKvWrite(
+      RopeKvArgs::packed(dims, qkv, cosSin, qkNorm, cache, seqLens), stream);
 }
 
 Status ropeKvWriteContinuous(const RopeKvDims &dims, const void *qkv,
@@ -425,18 +418,10 @@ Status ropeKvWriteContinuous(const RopeKvDims &dims, const void *qkv,
                              const QkNormParams &qkNorm,
                              const KvCacheView &cache, const int32_t *seqLens,
                              cudaStream_t stream) {
-  RopeKvArgs a;
-  a.variant = RopeKvVariant::Continuous;
-  a.dims = dims;
-  // Read only: the continuous variant never writes qkv.
-  a.qkv = const_cast<void *>(qkv);
-  a.qOut = qOut;
-  a.kvLens = kvLens;
-  a.seqLens = seqLens;
-  a.cosSin = cosSin;
-  a.qkNorm = qkNorm;
-  a.cache = cache;
-  return launchRopeKvWrite(a, stream);
+  return launchRopeKvWrite(RopeKvArgs::continuous(dims, qkv, qOut, kvLens,
+                                                  cosSin, qkNorm, cache,
+                                                  seqLens),
+                           stream);
 }
 
 Status ropeKvWriteTree(const RopeKvDims &dims, const void *qkv, void *qOut,
@@ -444,18 +429,9 @@ Status ropeKvWriteTree(const RopeKvDims &dims, const void *qkv, void *qOut,
                        const CosSinCache &cosSin, const QkNormParams &qkNorm,
                        const KvCacheView &cache, const int32_t *seqLens,
                        cudaStream_t stream) {
-  RopeKvArgs a;
-  a.variant = RopeKvVariant::Tree;
-  a.dims = dims;
-  a.qkv = const_cast<void *>(qkv);
-  a.qOut = qOut;
-  a.kvLens = kvLens;
-  a.posIds = posIds;
-  a.seqLens = seqLens;
-  a.cosSin = cosSin;
-  a.qkNorm = qkNorm;
-  a.cache = cache;
-  return launchRopeKvWrite(a, stream);
+  return launchRopeKvWrite(RopeKvArgs::tree(dims, qkv, qOut, kvLens, posIds,
+                                            cosSin, qkNorm, cache, seqLens),
+                           stream);
 }
 
 } // namespace strata::kernels
