@@ -17,8 +17,7 @@ const char *toString(Hazard h) {
   return "?";
 }
 
-std::vector<Dependency>
-findDependencies(const std::vector<LaunchNode> &nodes) {
+std::vector<Dependency> findDependencies(const std::vector<LaunchNode> &nodes) {
   struct ResourceState {
     int lastWriter = -1;
     std::vector<int> readersSinceWrite;
@@ -31,12 +30,11 @@ findDependencies(const std::vector<LaunchNode> &nodes) {
       bool reads = use.access != Access::Write;
       bool writes = use.access != Access::Read;
       if (reads && s.lastWriter >= 0 && s.lastWriter != n)
-        deps.push_back({s.lastWriter, n, Hazard::ReadAfterWrite,
-                        use.resource});
+        deps.push_back({s.lastWriter, n, Hazard::ReadAfterWrite, use.resource});
       if (writes) {
         if (s.lastWriter >= 0 && s.lastWriter != n && !reads)
-          deps.push_back({s.lastWriter, n, Hazard::WriteAfterWrite,
-                          use.resource});
+          deps.push_back(
+              {s.lastWriter, n, Hazard::WriteAfterWrite, use.resource});
         for (int r : s.readersSinceWrite)
           if (r != n)
             deps.push_back({r, n, Hazard::WriteAfterRead, use.resource});

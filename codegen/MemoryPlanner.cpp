@@ -77,9 +77,8 @@ std::string checkMemoryPlan(const std::vector<BufferRequest> &buffers,
     if (plan.offsets[i] + buffers[i].bytes > plan.peakBytes)
       return "buffer '" + buffers[i].name + "' ends beyond the arena";
     for (size_t j = i + 1; j < buffers.size(); ++j) {
-      bool overlap =
-          plan.offsets[i] < plan.offsets[j] + buffers[j].bytes &&
-          plan.offsets[j] < plan.offsets[i] + buffers[i].bytes;
+      bool overlap = plan.offsets[i] < plan.offsets[j] + buffers[j].bytes &&
+                     plan.offsets[j] < plan.offsets[i] + buffers[i].bytes;
       if (overlap && buffersConflict(buffers[i], buffers[j], before))
         return "buffers '" + buffers[i].name + "' and '" + buffers[j].name +
                "' are live at the same time and overlap";

@@ -19,8 +19,7 @@ using plan::Buffer;
 using plan::BufferKind;
 using plan::Dim;
 
-mlir::FailureOr<plan::DType> toPlanDType(mlir::Operation *op,
-                                         mlir::Type type) {
+mlir::FailureOr<plan::DType> toPlanDType(mlir::Operation *op, mlir::Type type) {
   if (type.isF32())
     return plan::DType::F32;
   if (type.isF16())
@@ -29,8 +28,7 @@ mlir::FailureOr<plan::DType> toPlanDType(mlir::Operation *op,
     return plan::DType::BF16;
   if (type.isInteger(32))
     return plan::DType::I32;
-  return op->emitError() << "plan lowering: unsupported element type "
-                         << type;
+  return op->emitError() << "plan lowering: unsupported element type " << type;
 }
 
 /// The enum keyword of an attribute, or empty when it is no strata enum.
@@ -68,11 +66,11 @@ mlir::FailureOr<plan::AttrValue> toPlanAttr(mlir::Operation *op,
   if (auto s = attr.dyn_cast<mlir::StringAttr>())
     return plan::AttrValue(s.str());
   if (auto a = attr.dyn_cast<mlir::DenseF64ArrayAttr>())
-    return plan::AttrValue(std::vector<double>(a.asArrayRef().begin(),
-                                               a.asArrayRef().end()));
+    return plan::AttrValue(
+        std::vector<double>(a.asArrayRef().begin(), a.asArrayRef().end()));
   if (auto a = attr.dyn_cast<mlir::DenseI64ArrayAttr>())
-    return plan::AttrValue(std::vector<int64_t>(a.asArrayRef().begin(),
-                                                a.asArrayRef().end()));
+    return plan::AttrValue(
+        std::vector<int64_t>(a.asArrayRef().begin(), a.asArrayRef().end()));
   return op->emitError() << "plan lowering: attribute '"
                          << named.getName().strref()
                          << "' has a kind plans cannot hold: " << attr;
@@ -116,9 +114,8 @@ ProgramLowering::tensorBuffer(mlir::Operation *op, mlir::Value v,
   b.dtype = *dtype;
   // The leading dynamic dimension counts tokens, except for per-sequence
   // results (logits of last tokens, sampled ids), which count sequences.
-  bool perSequence =
-      (mlir::isa<LogitsOp>(op) && !op->hasAttr("all_tokens")) ||
-      mlir::isa<SampleOp>(op);
+  bool perSequence = (mlir::isa<LogitsOp>(op) && !op->hasAttr("all_tokens")) ||
+                     mlir::isa<SampleOp>(op);
   for (int64_t d : type.getShape())
     b.shape.push_back(mlir::ShapedType::isDynamic(d)
                           ? (perSequence ? Dim::batch() : Dim::tokens())
@@ -136,7 +133,8 @@ mlir::LogicalResult ProgramLowering::addArgument(mlir::BlockArgument arg) {
   if (auto kv = type.dyn_cast<KVCacheType>()) {
     plan_.kvCache = {kv.getLayers(), kv.getKvHeads(), kv.getHeadDim(),
                      kv.getBlockSize(), plan::DType::BF16};
-    auto dtype = toPlanDType(arg.getOwner()->getParentOp(), kv.getElementType());
+    auto dtype =
+        toPlanDType(arg.getOwner()->getParentOp(), kv.getElementType());
     if (mlir::failed(dtype))
       return mlir::failure();
     plan_.kvCache.dtype = *dtype;
@@ -145,15 +143,14 @@ mlir::LogicalResult ProgramLowering::addArgument(mlir::BlockArgument arg) {
   } else if (auto st = type.dyn_cast<LinearStateType>()) {
     plan_.linearState = {st.getLayers(), st.getHeads(), st.getKeyDim(),
                          st.getValueDim()};
-    b = Buffer{"linear_state", BufferKind::LinearState, plan::DType::F32,
-               {}, 0, -1};
+    b = Buffer{
+        "linear_state", BufferKind::LinearState, plan::DType::F32, {}, 0, -1};
     stateBuffer_ = static_cast<int>(program_.buffers.size());
   } else if (type.isa<SeqsType>()) {
     b = Buffer{"seqs", BufferKind::Input, plan::DType::I32, {}, 0, -1};
   } else if (type.isa<mlir::RankedTensorType>()) {
-    return mlir::success(
-        !mlir::failed(tensorBuffer(arg.getOwner()->getParentOp(), arg,
-                                   BufferKind::Input, name)));
+    return mlir::success(!mlir::failed(tensorBuffer(
+        arg.getOwner()->getParentOp(), arg, BufferKind::Input, name)));
   } else {
     return arg.getOwner()->getParentOp()->emitError()
            << "plan lowering: argument " << arg.getArgNumber()
@@ -242,8 +239,8 @@ mlir::LogicalResult ProgramLowering::addLaunch(mlir::Operation *op) {
       continue;
     }
     if (!type.isa<mlir::RankedTensorType>())
-      return op->emitError() << "plan lowering: result type " << type
-                             << " cannot be stored";
+      return op->emitError()
+             << "plan lowering: result type " << type << " cannot be stored";
     std::string name = launch.kernel + "." +
                        std::to_string(program_.launches.size()) + "." +
                        std::to_string(r.getResultNumber());
@@ -288,8 +285,7 @@ void ProgramLowering::schedule(plan::Program &program) {
     program.events.push_back({issuePosition[e.from], issuePosition[e.to]});
 }
 
-mlir::FailureOr<plan::Program>
-ProgramLowering::lower(mlir::func::FuncOp func) {
+mlir::FailureOr<plan::Program> ProgramLowering::lower(mlir::func::FuncOp func) {
   program_ = plan::Program();
   program_.phase = func.getSymName().str();
   for (mlir::BlockArgument arg : func.getArguments())
@@ -343,8 +339,8 @@ mlir::FailureOr<plan::Plan> lowerToPlan(mlir::ModuleOp module,
   if (result.programs.empty())
     return module->emitError() << "plan lowering: the module has no function";
   if (std::string invalid = plan::validatePlan(result); !invalid.empty())
-    return module->emitError() << "plan lowering produced an invalid plan: "
-                               << invalid;
+    return module->emitError()
+           << "plan lowering produced an invalid plan: " << invalid;
   return result;
 }
 

@@ -19,8 +19,8 @@ int64_t layerOf(const plan::Launch &launch) {
 }
 
 uint64_t bytesAt(const plan::Buffer &b, const plan::Limits &limits) {
-  return uint64_t(plan::numElements(b.shape, limits.maxTokens,
-                                    limits.maxBatch)) *
+  return uint64_t(
+             plan::numElements(b.shape, limits.maxTokens, limits.maxBatch)) *
          plan::byteWidth(b.dtype);
 }
 
@@ -82,9 +82,8 @@ std::vector<BufferRequest> arenaRequests(const plan::Program &program,
     for (const auto *list :
          {&program.launches[l].inputs, &program.launches[l].outputs})
       for (int32_t b : *list)
-        if (requestOf[b] >= 0 &&
-            (requests[requestOf[b]].users.empty() ||
-             requests[requestOf[b]].users.back() != l))
+        if (requestOf[b] >= 0 && (requests[requestOf[b]].users.empty() ||
+                                  requests[requestOf[b]].users.back() != l))
           requests[requestOf[b]].users.push_back(l);
   return requests;
 }

@@ -11,8 +11,8 @@ namespace strata::sched {
 
 namespace {
 
-using Dag = boost::adjacency_list<boost::vecS, boost::vecS,
-                                  boost::bidirectionalS>;
+using Dag =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
 
 Dag buildDag(int numNodes, const std::vector<Edge> &edges) {
   Dag dag(numNodes);
@@ -87,9 +87,9 @@ Schedule scheduleLaunches(const std::vector<LaunchNode> &nodes,
         double wait = schedule.stream[u] == s ? 0.0 : options.eventCost;
         start = std::max(start, finish[u] + wait);
       }
-      bool better = start < bestStart ||
-                    (start == bestStart && s == criticalStream &&
-                     bestStream != criticalStream);
+      bool better =
+          start < bestStart || (start == bestStart && s == criticalStream &&
+                                bestStream != criticalStream);
       if (better) {
         bestStart = start;
         bestStream = s;
@@ -125,9 +125,8 @@ Schedule scheduleLaunches(const std::vector<LaunchNode> &nodes,
       if (schedule.stream[u] != s)
         preds.push_back(u);
     }
-    std::sort(preds.begin(), preds.end(), [&](int a, int b) {
-      return issueIndex[a] > issueIndex[b];
-    });
+    std::sort(preds.begin(), preds.end(),
+              [&](int a, int b) { return issueIndex[a] > issueIndex[b]; });
     for (int u : preds) {
       if (before(u, v))
         continue;
@@ -159,8 +158,8 @@ HappensBefore::HappensBefore(int numNodes, const Schedule &schedule)
 void HappensBefore::begin(int v, int stream) {
   stream_[v] = stream;
   int last = lastOnStream_[stream];
-  clock_[v] = last >= 0 ? clock_[last]
-                        : std::vector<int>(streamLength_.size(), 0);
+  clock_[v] =
+      last >= 0 ? clock_[last] : std::vector<int>(streamLength_.size(), 0);
 }
 
 void HappensBefore::addWait(int v, int u) {
@@ -197,8 +196,8 @@ std::string checkSchedule(int numNodes, const std::vector<Dependency> &deps,
   }
   for (const Event &e : schedule.events)
     if (issueIndex[e.from] > issueIndex[e.to])
-      return "event " + std::to_string(e.from) + " -> " +
-             std::to_string(e.to) + " is waited on before it is recorded";
+      return "event " + std::to_string(e.from) + " -> " + std::to_string(e.to) +
+             " is waited on before it is recorded";
   HappensBefore before(numNodes, schedule);
   for (const Dependency &d : deps) {
     if (issueIndex[d.from] > issueIndex[d.to])

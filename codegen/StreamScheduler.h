@@ -29,9 +29,7 @@ struct ScheduleOptions {
 struct Event {
   int from = 0;
   int to = 0;
-  bool operator==(const Event &o) const {
-    return from == o.from && to == o.to;
-  }
+  bool operator==(const Event &o) const { return from == o.from && to == o.to; }
 };
 
 struct Schedule {

@@ -139,9 +139,9 @@ struct ModelSpec {
   double normEps = 1e-5;
   bool tieWordEmbeddings = false;
 
-  AttentionSpec attention;     // valid when any layer is softmax
-  LinearAttentionSpec linear;  // valid when any layer is linear
-  RopeSpec rope;               // valid when any layer is softmax
+  AttentionSpec attention;    // valid when any layer is softmax
+  LinearAttentionSpec linear; // valid when any layer is linear
+  RopeSpec rope;              // valid when any layer is softmax
   MlpSpec mlp;
   /// One entry per decoder layer, in order.
   std::vector<LayerSpec> layers;

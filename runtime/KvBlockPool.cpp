@@ -13,8 +13,8 @@ KvBlockPool::KvBlockPool(int32_t numBlocks, int32_t blockSize)
     free_.push_back(b);
 }
 
-bool KvBlockPool::create(int64_t numBlocks, int64_t blockSize,
-                         KvBlockPool &out, std::string &error) {
+bool KvBlockPool::create(int64_t numBlocks, int64_t blockSize, KvBlockPool &out,
+                         std::string &error) {
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   if (numBlocks <= 0 || numBlocks > kMax) {
     error = "KV block count must be in [1, " + std::to_string(kMax) +
@@ -52,11 +52,11 @@ bool KvBlockPool::append(int64_t seq, int64_t newTokens,
   int64_t blocksNeeded = (newLength + blockSize_ - 1) / blockSize_;
   int64_t extra = blocksNeeded - static_cast<int64_t>(s.blocks.size());
   if (extra > static_cast<int64_t>(free_.size())) {
-    error = "KV cache exhausted: sequence " + std::to_string(seq) +
-            " needs " + std::to_string(extra) + " more blocks of " +
+    error = "KV cache exhausted: sequence " + std::to_string(seq) + " needs " +
+            std::to_string(extra) + " more blocks of " +
             std::to_string(blockSize_) + " tokens, " +
-            std::to_string(free_.size()) + " of " +
-            std::to_string(numBlocks_) + " are free";
+            std::to_string(free_.size()) + " of " + std::to_string(numBlocks_) +
+            " are free";
     return false;
   }
   for (int64_t i = 0; i < extra; ++i) {

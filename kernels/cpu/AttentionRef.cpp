@@ -45,8 +45,8 @@ Status validate(const AttentionDims &d, const AttentionTensors &t) {
         int32_t p = t.parentIds[t.cuQLens[b] + i];
         if (p < -1 || p >= i)
           return fail("query " + std::to_string(i) + " of sequence " +
-                      std::to_string(b) + " has parent " +
-                      std::to_string(p) + "; parents precede children");
+                      std::to_string(b) + " has parent " + std::to_string(p) +
+                      "; parents precede children");
       }
   }
   return Status::success();
@@ -101,8 +101,8 @@ Status attentionRef(const AttentionDims &d, const AttentionTensors &t) {
         for (int64_t s = 0; s < kvLen; ++s) {
           if (!visible[s])
             continue;
-          const uint16_t *kRow = kvCacheRow(t.cache, d.numKvHeads, D, b, s,
-                                            kvHead, /*isV=*/false);
+          const uint16_t *kRow =
+              kvCacheRow(t.cache, d.numKvHeads, D, b, s, kvHead, /*isV=*/false);
           if (!kRow)
             return fail("sequence " + std::to_string(b) + " slot " +
                         std::to_string(s) + " has no cache storage");
@@ -119,8 +119,8 @@ Status attentionRef(const AttentionDims &d, const AttentionTensors &t) {
             continue;
           float w = std::exp(scores[s] - maxScore);
           total += w;
-          const uint16_t *vRow = kvCacheRow(t.cache, d.numKvHeads, D, b, s,
-                                            kvHead, /*isV=*/true);
+          const uint16_t *vRow =
+              kvCacheRow(t.cache, d.numKvHeads, D, b, s, kvHead, /*isV=*/true);
           for (int64_t e = 0; e < D; ++e)
             acc[e] += w * loadAct(d.dtype, vRow + e);
         }

@@ -60,9 +60,9 @@ Status rmsNormRef(ActDType dtype, int64_t rows, int64_t cols, const void *x,
   return Status::success();
 }
 
-Status addRmsNormRef(ActDType dtype, int64_t rows, int64_t cols,
-                     const void *x, const void *residual, const void *w,
-                     float eps, void *out, void *sum) {
+Status addRmsNormRef(ActDType dtype, int64_t rows, int64_t cols, const void *x,
+                     const void *residual, const void *w, float eps, void *out,
+                     void *sum) {
   if (Status s = addRef(dtype, rows * cols, x, residual, sum); !s.ok())
     return s;
   return rmsNormRef(dtype, rows, cols, sum, w, eps, out);
@@ -79,12 +79,11 @@ Status siluRef(ActDType dtype, int64_t n, const void *x, void *out) {
                      [](float v, float) { return silu(v); });
 }
 
-Status sigmoidMulRef(ActDType dtype, int64_t n, const void *gate,
-                     const void *x, void *out) {
-  return elementwise("sigmoid_mul", dtype, n, gate, x, out, true,
-                     [](float g, float v) {
-                       return v / (1.0f + std::exp(-g));
-                     });
+Status sigmoidMulRef(ActDType dtype, int64_t n, const void *gate, const void *x,
+                     void *out) {
+  return elementwise(
+      "sigmoid_mul", dtype, n, gate, x, out, true,
+      [](float g, float v) { return v / (1.0f + std::exp(-g)); });
 }
 
 Status addRef(ActDType dtype, int64_t n, const void *a, const void *b,
@@ -93,9 +92,8 @@ Status addRef(ActDType dtype, int64_t n, const void *a, const void *b,
                      [](float x, float y) { return x + y; });
 }
 
-Status embeddingRef(ActDType dtype, int64_t tokens, int64_t vocab,
-                    int64_t cols, const int32_t *ids, const void *table,
-                    void *out) {
+Status embeddingRef(ActDType dtype, int64_t tokens, int64_t vocab, int64_t cols,
+                    const int32_t *ids, const void *table, void *out) {
   if (Status s = needPositive("embedding", tokens, cols); !s.ok())
     return s;
   for (int64_t t = 0; t < tokens; ++t) {
@@ -111,9 +109,8 @@ Status embeddingRef(ActDType dtype, int64_t tokens, int64_t vocab,
   return Status::success();
 }
 
-Status linearRef(ActDType dtype, int64_t m, int64_t n, int64_t k,
-                 const void *x, const void *w, const void *bias, void *y,
-                 bool f32Out) {
+Status linearRef(ActDType dtype, int64_t m, int64_t n, int64_t k, const void *x,
+                 const void *w, const void *bias, void *y, bool f32Out) {
   if (Status s = needPositive("linear", m, n); !s.ok())
     return s;
   if (k <= 0)

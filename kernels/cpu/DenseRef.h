@@ -23,9 +23,9 @@ Status rmsNormRef(ActDType dtype, int64_t rows, int64_t cols, const void *x,
 
 /// sum = x + residual (rounded, stored), then out = rmsNorm(sum) from the
 /// stored sum: the next layer's residual and its normalised input.
-Status addRmsNormRef(ActDType dtype, int64_t rows, int64_t cols,
-                     const void *x, const void *residual, const void *w,
-                     float eps, void *out, void *sum);
+Status addRmsNormRef(ActDType dtype, int64_t rows, int64_t cols, const void *x,
+                     const void *residual, const void *w, float eps, void *out,
+                     void *sum);
 
 /// out = silu(gate) * up, all [n].
 Status siluMulRef(ActDType dtype, int64_t n, const void *gate, const void *up,
@@ -33,24 +33,22 @@ Status siluMulRef(ActDType dtype, int64_t n, const void *gate, const void *up,
 /// out = silu(x) (MiniMax applies it to q, k and v).
 Status siluRef(ActDType dtype, int64_t n, const void *x, void *out);
 /// out = sigmoid(gate) * x (MiniMax's output gate).
-Status sigmoidMulRef(ActDType dtype, int64_t n, const void *gate,
-                     const void *x, void *out);
+Status sigmoidMulRef(ActDType dtype, int64_t n, const void *gate, const void *x,
+                     void *out);
 /// out = a + b.
 Status addRef(ActDType dtype, int64_t n, const void *a, const void *b,
               void *out);
 
 /// out[t] = table[ids[t]], table [vocab, cols]; an id outside [0, vocab) is
 /// an error naming the token.
-Status embeddingRef(ActDType dtype, int64_t tokens, int64_t vocab,
-                    int64_t cols, const int32_t *ids, const void *table,
-                    void *out);
+Status embeddingRef(ActDType dtype, int64_t tokens, int64_t vocab, int64_t cols,
+                    const int32_t *ids, const void *table, void *out);
 
 /// y[m, n] = sum_k x[m, k] * w[n, k] (+ bias[n]): a linear layer with
 /// weights [out, in] as checkpoints store them. bias may be null. With
 /// `f32Out` the result is stored as fp32 (logits), else in dtype.
-Status linearRef(ActDType dtype, int64_t m, int64_t n, int64_t k,
-                 const void *x, const void *w, const void *bias, void *y,
-                 bool f32Out = false);
+Status linearRef(ActDType dtype, int64_t m, int64_t n, int64_t k, const void *x,
+                 const void *w, const void *bias, void *y, bool f32Out = false);
 
 } // namespace strata::kernels
 

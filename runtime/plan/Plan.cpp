@@ -48,8 +48,7 @@ const char *toString(BufferKind k) {
 
 bool Buffer::operator==(const Buffer &o) const {
   return name == o.name && kind == o.kind && dtype == o.dtype &&
-         shape == o.shape && arenaOffset == o.arenaOffset &&
-         weight == o.weight;
+         shape == o.shape && arenaOffset == o.arenaOffset && weight == o.weight;
 }
 
 bool Launch::operator==(const Launch &o) const {
@@ -102,10 +101,10 @@ std::string validateProgram(const Plan &plan, const Program &p) {
                           std::to_string(b.weight) + " of " +
                           std::to_string(plan.weights.size()));
     if (b.kind == BufferKind::Arena) {
-      uint64_t bytes = static_cast<uint64_t>(numElements(
-                           b.shape, plan.limits.maxTokens,
-                           plan.limits.maxBatch)) *
-                       byteWidth(b.dtype);
+      uint64_t bytes =
+          static_cast<uint64_t>(numElements(b.shape, plan.limits.maxTokens,
+                                            plan.limits.maxBatch)) *
+          byteWidth(b.dtype);
       if (b.arenaOffset + bytes > p.arenaBytes)
         return where(p, "buffer '" + b.name + "' ends at byte " +
                             std::to_string(b.arenaOffset + bytes) +

@@ -101,9 +101,7 @@ struct Launch {
 struct Event {
   int32_t from = 0;
   int32_t to = 0;
-  bool operator==(const Event &o) const {
-    return from == o.from && to == o.to;
-  }
+  bool operator==(const Event &o) const { return from == o.from && to == o.to; }
 };
 
 struct Program {
@@ -140,9 +138,8 @@ struct KvCacheDesc {
   int64_t blockSize = 0;
   DType dtype = DType::BF16;
   bool operator==(const KvCacheDesc &o) const {
-    return layers == o.layers && kvHeads == o.kvHeads &&
-           headDim == o.headDim && blockSize == o.blockSize &&
-           dtype == o.dtype;
+    return layers == o.layers && kvHeads == o.kvHeads && headDim == o.headDim &&
+           blockSize == o.blockSize && dtype == o.dtype;
   }
 };
 

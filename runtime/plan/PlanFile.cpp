@@ -362,8 +362,8 @@ bool deserializePlan(const std::string &bytes, const std::string &name,
     return fail("not a strata plan (missing the STRATAPL signature)");
   if (bytes.size() < kPlanHeaderBytes)
     return fail("plan is truncated: " + std::to_string(bytes.size()) +
-                " bytes, shorter than the " +
-                std::to_string(kPlanHeaderBytes) + "-byte header");
+                " bytes, shorter than the " + std::to_string(kPlanHeaderBytes) +
+                "-byte header");
   uint32_t version = getU32(&bytes[8]);
   if (version != kPlanFormatVersion)
     return fail("plan format version " + std::to_string(version) +

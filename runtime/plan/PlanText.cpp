@@ -114,8 +114,8 @@ std::string describePlan(const Plan &plan) {
   os << "plan of model '" << plan.modelName << "' (format version "
      << kPlanFormatVersion << ")\n";
   os << "limits: " << plan.limits.maxTokens << " tokens, "
-     << plan.limits.maxBatch << " sequences per step; vocab "
-     << plan.vocabSize << "\n";
+     << plan.limits.maxBatch << " sequences per step; vocab " << plan.vocabSize
+     << "\n";
   if (plan.kvCache.layers > 0)
     os << "kv cache: " << plan.kvCache.layers << " layers x "
        << plan.kvCache.kvHeads << " kv heads x " << plan.kvCache.headDim

@@ -16,8 +16,7 @@ int main(int argc, char **argv) {
   if (err != cudaSuccess || count == 0) {
     const char *require = std::getenv("STRATA_REQUIRE_GPU");
     bool required = require && std::strcmp(require, "0") != 0;
-    std::printf("%s: no CUDA device (%s)\n",
-                required ? "FAILED" : "SKIPPED",
+    std::printf("%s: no CUDA device (%s)\n", required ? "FAILED" : "SKIPPED",
                 err != cudaSuccess ? cudaGetErrorString(err) : "count 0");
     return required ? 1 : 77;
   }

@@ -25,8 +25,7 @@ void ArgParser::addFlag(const std::string &name, const std::string &help) {
   specs_[name] = Spec{false, "", help};
 }
 
-void ArgParser::addOption(const std::string &name,
-                          const std::string &valueName,
+void ArgParser::addOption(const std::string &name, const std::string &valueName,
                           const std::string &help) {
   order_.push_back(name);
   specs_[name] = Spec{true, valueName, help};
@@ -53,8 +52,7 @@ bool ArgParser::parse(const std::vector<std::string> &args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];
     if (arg == "--") {
-      positionals_.insert(positionals_.end(), args.begin() + i + 1,
-                          args.end());
+      positionals_.insert(positionals_.end(), args.begin() + i + 1, args.end());
       break;
     }
     if (arg.size() < 2 || arg[0] != '-') {
@@ -67,8 +65,8 @@ bool ArgParser::parse(const std::vector<std::string> &args) {
       name = alias->second;
     } else if (arg.rfind("--", 0) == 0) {
       size_t eq = arg.find('=');
-      name = arg.substr(2, eq == std::string::npos ? std::string::npos
-                                                   : eq - 2);
+      name =
+          arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
       if (eq != std::string::npos) {
         value = arg.substr(eq + 1);
         hasInlineValue = true;

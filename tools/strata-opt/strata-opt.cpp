@@ -11,6 +11,6 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   strata::registerStrataDialect(registry);
   strata::registerStrataPasses();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "strata optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "strata optimizer driver\n", registry));
 }

@@ -45,9 +45,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (parser.positionals().size() != 1) {
-    std::fprintf(stderr,
-                 "strata-run: error: expected one plan file\nrun "
-                 "'strata-run --help' for usage\n");
+    std::fprintf(stderr, "strata-run: error: expected one plan file\nrun "
+                         "'strata-run --help' for usage\n");
     return 2;
   }
   strata::plan::Plan plan;

@@ -51,8 +51,7 @@ ArgParser makeCompileParser() {
   parser.addOption("max-tokens", "N",
                    "plan: tokens per step the arena is planned for "
                    "(default 2048)");
-  parser.addOption("max-batch", "N",
-                   "plan: sequences per step (default 64)");
+  parser.addOption("max-batch", "N", "plan: sequences per step (default 64)");
   parser.addOption("streams", "N",
                    "plan: CUDA streams the scheduler may use (default 1)");
   parser.addAlias("-o", "output");
@@ -189,10 +188,9 @@ int runCompile(const std::vector<std::string> &args) {
     if (!parser.has(name))
       continue;
     if (!parsePositiveInt(parser.get(name), *value) || *value > limit)
-      return usageError(std::string("--") + name +
-                        " expects a positive integer up to " +
-                        std::to_string(limit) + ", got '" + parser.get(name) +
-                        "'");
+      return usageError(
+          std::string("--") + name + " expects a positive integer up to " +
+          std::to_string(limit) + ", got '" + parser.get(name) + "'");
   }
   if (parser.has("streams")) {
     int64_t streams = 0;

@@ -53,8 +53,7 @@ TEST_CASE("buffers on concurrent streams never share bytes") {
 
 TEST_CASE("the checker catches overlapping live buffers") {
   Schedule s = serialSchedule(2);
-  std::vector<BufferRequest> buffers = {{"a", 256, {0, 1}},
-                                        {"b", 256, {1}}};
+  std::vector<BufferRequest> buffers = {{"a", 256, {0, 1}}, {"b", 256, {1}}};
   MemoryPlan bad;
   bad.offsets = {0, 0};
   bad.peakBytes = 256;

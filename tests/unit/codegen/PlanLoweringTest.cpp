@@ -62,16 +62,15 @@ TEST_CASE("every model lowers to a plan whose schedule and arena are safe") {
       // Reuse: the arena is far smaller than all transient buffers together.
       uint64_t total = 0;
       std::vector<int32_t> ids;
-      for (const auto &r :
-           strata::sched::arenaRequests(p, plan.limits, ids))
+      for (const auto &r : strata::sched::arenaRequests(p, plan.limits, ids))
         total += r.bytes;
       CHECK(p.arenaBytes < total / 4);
       CHECK(plan.vocabSize > 0);
       // The plan file round trip is exact.
       strata::plan::Plan back;
       std::string error;
-      REQUIRE(strata::plan::deserializePlan(
-          strata::plan::serializePlan(plan), "x", back, error));
+      REQUIRE(strata::plan::deserializePlan(strata::plan::serializePlan(plan),
+                                            "x", back, error));
       CHECK(back == plan);
     }
 }

@@ -42,8 +42,10 @@ TEST_CASE("hazards: read-after-write, write-after-read, write-after-write") {
   for (const auto &d : deps)
     got.insert({d.from, d.to, d.hazard});
   std::set<std::tuple<int, int, Hazard>> expected = {
-      {0, 1, Hazard::ReadAfterWrite},  {0, 2, Hazard::ReadAfterWrite},
-      {1, 3, Hazard::WriteAfterRead},  {2, 3, Hazard::WriteAfterRead},
+      {0, 1, Hazard::ReadAfterWrite},
+      {0, 2, Hazard::ReadAfterWrite},
+      {1, 3, Hazard::WriteAfterRead},
+      {2, 3, Hazard::WriteAfterRead},
       {0, 3, Hazard::WriteAfterWrite}};
   CHECK(got == expected);
   // 0 -> 3 is implied by 0 -> 1 -> 3.
@@ -103,14 +105,13 @@ TEST_CASE("a hybrid layer: lightning and softmax branches over shared "
           "input") {
   // norm -> {qkv_lin -> lightning(state) , qkv_soft -> rope_kv(cache) ->
   // attn(cache)} -> add; resources: 1 normed, 2/3 qkv, 10 state, 11 cache.
-  std::vector<LaunchNode> nodes = {
-      node("norm", 1, {rd(0), wr(1)}),
-      node("qkv_lin", 3, {rd(1), wr(2)}),
-      node("lightning", 5, {rd(2), rw(10), wr(4)}),
-      node("qkv_soft", 3, {rd(1), wr(3)}),
-      node("rope_kv", 1, {rw(3), rw(11)}),
-      node("attn", 4, {rd(3), rd(11), wr(5)}),
-      node("add", 1, {rd(4), rd(5), wr(6)})};
+  std::vector<LaunchNode> nodes = {node("norm", 1, {rd(0), wr(1)}),
+                                   node("qkv_lin", 3, {rd(1), wr(2)}),
+                                   node("lightning", 5, {rd(2), rw(10), wr(4)}),
+                                   node("qkv_soft", 3, {rd(1), wr(3)}),
+                                   node("rope_kv", 1, {rw(3), rw(11)}),
+                                   node("attn", 4, {rd(3), rd(11), wr(5)}),
+                                   node("add", 1, {rd(4), rd(5), wr(6)})};
   Schedule s = scheduleAndCheck(nodes, 2);
   CHECK(s.stream[2] != s.stream[5]); // the two attentions overlap
   CHECK(s.makespan < 1 + 3 + 5 + 3 + 1 + 4 + 1);
@@ -157,8 +158,7 @@ TEST_CASE("random DAGs: every dependency is ordered, schedules are "
 }
 
 TEST_CASE("the checker rejects a schedule that drops a needed event") {
-  std::vector<LaunchNode> nodes = {node("a", 1, {wr(1)}),
-                                   node("b", 1, {wr(2)}),
+  std::vector<LaunchNode> nodes = {node("a", 1, {wr(1)}), node("b", 1, {wr(2)}),
                                    node("c", 1, {rd(1), rd(2)})};
   auto deps = findDependencies(nodes);
   ScheduleOptions options;

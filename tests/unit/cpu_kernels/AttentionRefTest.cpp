@@ -27,8 +27,9 @@ struct Fixture {
 
   Fixture(int64_t kvLen, int64_t qLen, unsigned seed)
       : kvLen(kvLen), qLen(qLen), q(qLen * kHq * kD),
-        cache(2 * kHkv * kvLen * kD), out(qLen * kHq * kD, 0x7fff),
-        cuQ{0, int32_t(qLen)}, kvLens{int32_t(kvLen)} {
+        cache(2 * kHkv * kvLen * kD),
+        out(qLen * kHq * kD, 0x7fff), cuQ{0, int32_t(qLen)}, kvLens{int32_t(
+                                                                 kvLen)} {
     std::mt19937 rng(seed);
     std::normal_distribution<float> dist(0.0f, 1.0f);
     for (auto &x : q)
@@ -163,11 +164,12 @@ TEST_CASE("a paged cache gives the same result as a contiguous one") {
           (kv ? vPool : kPool)[((table[s / blockSize] * kHkv + h) * blockSize +
                                 s % blockSize) *
                                    kD +
-                               e] = f.cache[((kv * kHkv + h) * 13 + s) * kD + e];
+                               e] =
+              f.cache[((kv * kHkv + h) * 13 + s) * kD + e];
   std::vector<uint16_t> contiguousOut = f.out;
   AttentionTensors t = f.tensors();
-  t.cache = KvCacheView::paged(kPool.data(), vPool.data(), numBlocks,
-                               blockSize, table.data(), 4);
+  t.cache = KvCacheView::paged(kPool.data(), vPool.data(), numBlocks, blockSize,
+                               table.data(), 4);
   std::fill(f.out.begin(), f.out.end(), 0x7fff);
   REQUIRE(attentionRef(f.dims(), t).ok());
   CHECK(f.out == contiguousOut);

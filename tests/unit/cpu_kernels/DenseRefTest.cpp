@@ -38,8 +38,7 @@ TEST_CASE("rms_norm of a constant row is the weight") {
   auto x = bf16({3, 3, 3, 3});
   auto w = bf16({1, 2, 0.5f, -1});
   std::vector<uint16_t> out(4);
-  REQUIRE(rmsNormRef(ActDType::BF16, 1, 4, x.data(), w.data(), 0.0f,
-                     out.data())
+  REQUIRE(rmsNormRef(ActDType::BF16, 1, 4, x.data(), w.data(), 0.0f, out.data())
               .ok());
   CHECK(unbf16(out) == std::vector<float>{1, 2, 0.5f, -1});
 }
@@ -55,8 +54,8 @@ TEST_CASE("add_rms_norm stores the sum and normalises the stored sum") {
                         w.data(), 1e-5f, out.data(), sum.data())
               .ok());
   for (int64_t i = 0; i < rows * cols; ++i)
-    CHECK(sum[i] == floatToBf16Bits(bf16BitsToFloat(x[i]) +
-                                    bf16BitsToFloat(r[i])));
+    CHECK(sum[i] ==
+          floatToBf16Bits(bf16BitsToFloat(x[i]) + bf16BitsToFloat(r[i])));
   REQUIRE(rmsNormRef(ActDType::BF16, rows, cols, sum.data(), w.data(), 1e-5f,
                      expected.data())
               .ok());
@@ -67,8 +66,7 @@ TEST_CASE("silu_mul, sigmoid_mul and add match fp64 formulas") {
   auto gs = randomValues(257, 4), us = randomValues(257, 5);
   auto g = bf16(gs), u = bf16(us);
   std::vector<uint16_t> out(257);
-  REQUIRE(siluMulRef(ActDType::BF16, 257, g.data(), u.data(), out.data())
-              .ok());
+  REQUIRE(siluMulRef(ActDType::BF16, 257, g.data(), u.data(), out.data()).ok());
   for (int i = 0; i < 257; ++i) {
     double gv = bf16BitsToFloat(g[i]), uv = bf16BitsToFloat(u[i]);
     double expected = gv / (1 + std::exp(-gv)) * uv;
@@ -76,8 +74,8 @@ TEST_CASE("silu_mul, sigmoid_mul and add match fp64 formulas") {
     CHECK(std::abs(bf16BitsToFloat(out[i]) - expected) <=
           std::abs(expected) * 0.0040 + 1e-6);
   }
-  REQUIRE(sigmoidMulRef(ActDType::BF16, 257, g.data(), u.data(), out.data())
-              .ok());
+  REQUIRE(
+      sigmoidMulRef(ActDType::BF16, 257, g.data(), u.data(), out.data()).ok());
   for (int i = 0; i < 257; ++i) {
     double gv = bf16BitsToFloat(g[i]), uv = bf16BitsToFloat(u[i]);
     double expected = uv / (1 + std::exp(-gv));
@@ -85,8 +83,8 @@ TEST_CASE("silu_mul, sigmoid_mul and add match fp64 formulas") {
           std::abs(expected) * 0.0040 + 1e-6);
   }
   REQUIRE(addRef(ActDType::BF16, 257, g.data(), u.data(), out.data()).ok());
-  CHECK(out[7] == floatToBf16Bits(bf16BitsToFloat(g[7]) +
-                                  bf16BitsToFloat(u[7])));
+  CHECK(out[7] ==
+        floatToBf16Bits(bf16BitsToFloat(g[7]) + bf16BitsToFloat(u[7])));
   CHECK_FALSE(addRef(ActDType::BF16, 4, g.data(), nullptr, out.data()).ok());
 }
 
@@ -111,9 +109,9 @@ TEST_CASE("linear computes x W^T + b with weights [out, in]") {
   auto w = bf16({1, 0, 0, 1, 1, 1});
   auto b = bf16({0.5f, -0.5f});
   std::vector<uint16_t> y(4);
-  REQUIRE(linearRef(ActDType::BF16, 2, 2, 3, x.data(), w.data(), b.data(),
-                    y.data())
-              .ok());
+  REQUIRE(
+      linearRef(ActDType::BF16, 2, 2, 3, x.data(), w.data(), b.data(), y.data())
+          .ok());
   CHECK(unbf16(y) == std::vector<float>{1.5f, 5.5f, -0.5f, -0.5f});
   std::vector<float> logits(4);
   REQUIRE(linearRef(ActDType::BF16, 2, 2, 3, x.data(), w.data(), nullptr,

@@ -22,43 +22,58 @@ Plan samplePlan() {
   plan.limits = {256, 8};
   plan.kvCache = {2, 2, 32, 16, DType::BF16};
   plan.linearState = {1, 4, 32, 32};
-  plan.weights = {{"model.embed_tokens.weight", DType::BF16, {512, 256}, {},
-                   {}},
-                  {"model.layers.0.self_attn.qkv_proj.weight",
-                   DType::BF16,
-                   {384, 256},
-                   {"model.layers.0.self_attn.q_proj.weight",
-                    "model.layers.0.self_attn.k_proj.weight",
-                    "model.layers.0.self_attn.v_proj.weight"},
-                   {256, 64, 64}}};
+  plan.weights = {
+      {"model.embed_tokens.weight", DType::BF16, {512, 256}, {}, {}},
+      {"model.layers.0.self_attn.qkv_proj.weight",
+       DType::BF16,
+       {384, 256},
+       {"model.layers.0.self_attn.q_proj.weight",
+        "model.layers.0.self_attn.k_proj.weight",
+        "model.layers.0.self_attn.v_proj.weight"},
+       {256, 64, 64}}};
   Program p;
   p.phase = "decode";
   p.numStreams = 2;
   p.buffers = {
       {"token_ids", BufferKind::Input, DType::I32, {Dim::tokens()}, 0, -1},
-      {"embed", BufferKind::Weight, DType::BF16,
-       {Dim::constant(512), Dim::constant(256)}, 0, 0},
-      {"h0", BufferKind::Arena, DType::BF16,
-       {Dim::tokens(), Dim::constant(256)}, 0, -1},
-      {"h1", BufferKind::Arena, DType::BF16,
-       {Dim::tokens(), Dim::constant(256)}, 131072, -1},
+      {"embed",
+       BufferKind::Weight,
+       DType::BF16,
+       {Dim::constant(512), Dim::constant(256)},
+       0,
+       0},
+      {"h0",
+       BufferKind::Arena,
+       DType::BF16,
+       {Dim::tokens(), Dim::constant(256)},
+       0,
+       -1},
+      {"h1",
+       BufferKind::Arena,
+       DType::BF16,
+       {Dim::tokens(), Dim::constant(256)},
+       131072,
+       -1},
       {"kv", BufferKind::KvCache, DType::BF16, {}, 0, -1},
-      {"logits", BufferKind::Output, DType::F32,
-       {Dim::batch(), Dim::constant(512)}, 0, -1}};
+      {"logits",
+       BufferKind::Output,
+       DType::F32,
+       {Dim::batch(), Dim::constant(512)},
+       0,
+       -1}};
   p.arenaBytes = 262144;
-  p.launches = {
-      {"embedding", "", {}, {0, 1}, {2}, 0},
-      {"rope_kv_write",
-       "continuous",
-       {{"layer", int64_t(0)},
-        {"theta", 500000.0},
-        {"pairing", std::string("neox")},
-        {"slopes", std::vector<double>{0.5, 0.25}},
-        {"dims", std::vector<int64_t>{8, 2, 32}}},
-       {2, 4},
-       {3, 4},
-       1},
-      {"logits", "", {}, {3, 1}, {5}, 0}};
+  p.launches = {{"embedding", "", {}, {0, 1}, {2}, 0},
+                {"rope_kv_write",
+                 "continuous",
+                 {{"layer", int64_t(0)},
+                  {"theta", 500000.0},
+                  {"pairing", std::string("neox")},
+                  {"slopes", std::vector<double>{0.5, 0.25}},
+                  {"dims", std::vector<int64_t>{8, 2, 32}}},
+                 {2, 4},
+                 {3, 4},
+                 1},
+                {"logits", "", {}, {3, 1}, {5}, 0}};
   p.events = {{0, 1}, {1, 2}};
   plan.programs = {p};
   return plan;
@@ -161,8 +176,8 @@ TEST_CASE("a payload with a consistent checksum but bad content is "
   // A model-name length far beyond the payload.
   std::string bad = good;
   bad[kPlanHeaderBytes + 3] = 0x7f;
-  uint32_t crc = crc32(bad.data() + kPlanHeaderBytes,
-                       bad.size() - kPlanHeaderBytes);
+  uint32_t crc =
+      crc32(bad.data() + kPlanHeaderBytes, bad.size() - kPlanHeaderBytes);
   std::memcpy(&bad[24], &crc, 4);
   CHECK_THAT(reject(bad), Catch::Matchers::Contains(
                               "plan is malformed: count of model name"));

@@ -19,7 +19,8 @@ ArgParser makeParser() {
 
 TEST_CASE("options take values inline or as the next argument") {
   ArgParser p = makeParser();
-  REQUIRE(p.parse({"model.yaml", "--emit=ir", "-o", "out.mlir", "--no-graphs"}));
+  REQUIRE(
+      p.parse({"model.yaml", "--emit=ir", "-o", "out.mlir", "--no-graphs"}));
   CHECK(p.get("emit") == "ir");
   CHECK(p.get("output") == "out.mlir");
   CHECK(p.has("no-graphs"));
