@@ -24,6 +24,8 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"compile", "import a model YAML and print its IR (--emit=ir)",
      runCompile},
+    {"import-hf", "write a model YAML for a Hugging Face checkpoint folder",
+     runImportHf},
     {"inspect", "print a plan file and check its schedule", runInspect},
     {"run", "generate tokens with a model on the CPU backend", runRun},
 };

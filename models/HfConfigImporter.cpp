@@ -1,0 +1,836 @@
+// Hugging Face config.json → strata model file. The JSON is read with
+// yaml-cpp (a JSON document is YAML flow syntax), so values keep their
+// positions and the scalar checks of YamlReader.h apply unchanged.
+#include "models/HfConfigImporter.h"
+
+#include "models/YamlReader.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+namespace strata {
+
+using detail::Field;
+using detail::ImportError;
+using detail::YamlContext;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A config.json is a few kilobytes; a larger file is something else.
+constexpr size_t kMaxConfigBytes = 16u << 20;
+
+enum class Arch { Llama, Qwen3, Mistral, MiniMax };
+
+struct ArchInfo {
+  const char *name;
+  const char *family;
+  Arch arch;
+};
+
+const ArchInfo kArchs[] = {
+    {"LlamaForCausalLM", "llama", Arch::Llama},
+    {"Qwen3ForCausalLM", "qwen3", Arch::Qwen3},
+    {"MistralForCausalLM", "mistral", Arch::Mistral},
+    {"MiniMaxForCausalLM", "minimax", Arch::MiniMax},
+};
+
+/// Fields accepted and ignored for every architecture: token ids,
+/// bookkeeping, and settings that only matter for training or for the
+/// Python API. None of them changes the forward pass.
+const char *const kHarmless[] = {
+    "_name_or_path",   "architectures",     "attention_dropout",
+    "auto_map",        "bos_token_id",      "decoder_start_token_id",
+    "eos_token_id",    "hidden_dropout",    "initializer_range",
+    "model_type",      "output_attentions", "output_hidden_states",
+    "pad_token_id",    "return_dict",       "sep_token_id",
+    "tokenizer_class", "torchscript",       "transformers_version",
+    "use_cache",       "use_return_dict",
+};
+
+/// Fields mapped (or checked) for every architecture.
+const char *const kMapped[] = {
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "intermediate_size",
+    "rms_norm_eps",
+    "rope_theta",
+    "max_position_embeddings",
+    "tie_word_embeddings",
+    "torch_dtype",
+    "dtype",
+    "attention_bias",
+    "rope_scaling",
+    "rope_parameters",
+    "partial_rotary_factor",
+    "hidden_act",
+    "layer_types",
+};
+
+/// MiniMax's residual scaling, in the original and in the transformers
+/// spelling: h = alpha * x + beta * f(x). v1 has alpha = beta = 1 only.
+const char *const kMiniMaxResidualFactors[] = {
+    "layernorm_full_attention_alpha",
+    "layernorm_full_attention_beta",
+    "layernorm_linear_attention_alpha",
+    "layernorm_linear_attention_beta",
+    "layernorm_mlp_alpha",
+    "layernorm_mlp_beta",
+    "full_attn_alpha_factor",
+    "full_attn_beta_factor",
+    "linear_attn_alpha_factor",
+    "linear_attn_beta_factor",
+    "mlp_alpha_factor",
+    "mlp_beta_factor",
+};
+
+std::vector<std::string> archSpecificFields(Arch arch) {
+  switch (arch) {
+  case Arch::Llama:
+    // pretraining_tp > 1 only split the matmuls differently in old
+    // transformers versions; the result is the same model.
+    return {"sliding_window", "mlp_bias", "pretraining_tp"};
+  case Arch::Mistral:
+    return {"sliding_window"};
+  case Arch::Qwen3:
+    return {"sliding_window", "use_sliding_window", "max_window_layers"};
+  case Arch::MiniMax: {
+    std::vector<std::string> f = {
+        "attn_type_list",
+        "sliding_window",
+        "rotary_dim",
+        "num_local_experts",
+        "num_experts_per_tok",
+        "shared_intermediate_size",
+        "postnorm",
+        "block_size",
+        "router_aux_loss_coef",
+        "router_jitter_noise",
+        "output_router_logits",
+    };
+    for (const char *name : kMiniMaxResidualFactors)
+      f.push_back(name);
+    return f;
+  }
+  }
+  return {};
+}
+
+std::string quoted(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+/// The model file under construction, one line at a time, each remembering
+/// the config field it came from: when the final import rejects a line, the
+/// message points at that field in config.json rather than at text the user
+/// never wrote.
+class YamlOut {
+public:
+  void line(const std::string &text,
+            const YAML::Mark &from = YAML::Mark::null_mark()) {
+    lines_.push_back(text);
+    marks_.push_back(from);
+  }
+  std::string text() const {
+    std::string out;
+    for (const std::string &l : lines_)
+      out += l + "\n";
+    return out;
+  }
+  /// Source of 1-based output line `line`.
+  YAML::Mark source(int line) const {
+    if (line < 1 || line > static_cast<int>(marks_.size()))
+      return YAML::Mark::null_mark();
+    return marks_[line - 1];
+  }
+
+private:
+  std::vector<std::string> lines_;
+  std::vector<YAML::Mark> marks_;
+};
+
+struct RopeScalingOut {
+  std::string type; // "" for none
+  Field typeField;
+  std::vector<std::pair<std::string, Field>> params;
+};
+
+class Converter {
+public:
+  Converter(const YamlContext &ctx, const YAML::Node &root,
+            const HfConvertOptions &options)
+      : ctx_(ctx), options_(options) {
+    root_ = Field{"", root, root.Mark()};
+  }
+
+  std::string convert(YamlOut &out);
+
+private:
+  /// The field when present and not null.
+  std::optional<Field> get(const std::string &key) const {
+    auto it = fields_.find(key);
+    if (it == fields_.end() || it->second.node.IsNull())
+      return std::nullopt;
+    return it->second;
+  }
+  Field require(const std::string &key) const {
+    auto f = get(key);
+    if (!f)
+      ctx_.fail(root_, "missing required field '" + key + "'");
+    return *f;
+  }
+  /// The validated number as written in config.json, so that no digit is
+  /// lost between the two files.
+  std::string numberText(const Field &f) const {
+    ctx_.number(f);
+    return f.node.Scalar();
+  }
+  std::string positiveNumberText(const Field &f) const {
+    ctx_.positiveNumber(f);
+    return f.node.Scalar();
+  }
+
+  void readFields();
+  const ArchInfo &readArchitecture();
+  void checkUnknownFields(const ArchInfo &arch);
+  void checkMiniMaxExtras();
+  std::string dtype();
+  RopeScalingOut ropeScaling();
+  std::vector<std::string> layerKinds(Arch arch, Field &from);
+
+  const YamlContext &ctx_;
+  const HfConvertOptions &options_;
+  Field root_;
+  std::map<std::string, Field> fields_;
+  std::vector<std::string> order_;
+};
+
+void Converter::readFields() {
+  if (!root_.node.IsMap())
+    ctx_.fail(root_, "expected a JSON object at the top of config.json, got " +
+                         YamlContext::describe(root_.node));
+  for (auto it = root_.node.begin(); it != root_.node.end(); ++it) {
+    const YAML::Node &key = it->first;
+    if (!key.IsScalar())
+      ctx_.fail(key.Mark(), "expected a string key");
+    const std::string &name = key.Scalar();
+    auto prev = fields_.find(name);
+    if (prev != fields_.end())
+      ctx_.fail(key.Mark(),
+                "duplicate field '" + name + "' (first given at line " +
+                    std::to_string(prev->second.anchor.line + 1) + ")");
+    fields_[name] = Field{name, it->second, key.Mark()};
+    order_.push_back(name);
+  }
+}
+
+const ArchInfo &Converter::readArchitecture() {
+  Field f = require("architectures");
+  std::vector<Field> list = ctx_.sequence(f);
+  if (list.empty())
+    ctx_.fail(f, "'architectures' is empty; expected the model class, such "
+                 "as \"LlamaForCausalLM\"");
+  std::string name = ctx_.string(list[0]);
+  for (const ArchInfo &a : kArchs)
+    if (name == a.name)
+      return a;
+  ctx_.fail(list[0], "unsupported architecture '" + name + "'; supported: " +
+                         detail::joinNames(supportedHfArchitectures()));
+}
+
+void Converter::checkUnknownFields(const ArchInfo &arch) {
+  std::set<std::string> known;
+  for (const char *n : kHarmless)
+    known.insert(n);
+  for (const char *n : kMapped)
+    known.insert(n);
+  for (const std::string &n : archSpecificFields(arch.arch))
+    known.insert(n);
+  std::vector<std::string> unknown;
+  for (const std::string &name : order_)
+    if (!known.count(name))
+      unknown.push_back(name);
+  if (unknown.empty())
+    return;
+  std::string list;
+  for (size_t i = 0; i < unknown.size(); ++i)
+    list += (i ? ", '" : "'") + unknown[i] + "'";
+  ctx_.fail(fields_.at(unknown[0]).anchor,
+            std::string(unknown.size() == 1 ? "unsupported field "
+                                            : "unsupported fields ") +
+                list + " for " + arch.name +
+                "; they may change the model and the converter does not "
+                "know them");
+}
+
+/// MiniMax fields that v1 cannot express unless they have their neutral
+/// value.
+void Converter::checkMiniMaxExtras() {
+  for (const char *name : kMiniMaxResidualFactors)
+    if (auto f = get(name))
+      if (ctx_.number(*f) != 1.0)
+        ctx_.fail(*f, "'" + std::string(name) + "' is " + f->node.Scalar() +
+                          "; the format cannot express residual scaling "
+                          "(only 1 is supported)");
+  if (auto f = get("postnorm"))
+    if (ctx_.boolean(*f))
+      ctx_.fail(*f, "'postnorm' true is not supported; the format describes "
+                    "pre-norm residual blocks only");
+  if (auto f = get("num_local_experts"))
+    if (ctx_.positiveInt(*f) > 1)
+      ctx_.fail(*f, "mixture-of-experts MLPs are not supported "
+                    "('num_local_experts' is " +
+                        f->node.Scalar() + ")");
+  if (auto f = get("shared_intermediate_size"))
+    if (ctx_.integer(*f) != 0)
+      ctx_.fail(*f, "shared-expert MLPs are not supported "
+                    "('shared_intermediate_size' is " +
+                        f->node.Scalar() + ")");
+  if (auto f = get("sliding_window"))
+    ctx_.fail(*f, "'sliding_window' is not supported for MiniMaxForCausalLM");
+}
+
+std::string Converter::dtype() {
+  std::optional<Field> f = get("dtype");
+  std::optional<Field> legacy = get("torch_dtype");
+  if (f && legacy && ctx_.string(*f) != ctx_.string(*legacy))
+    ctx_.fail(*legacy, "'torch_dtype' (" + ctx_.string(*legacy) +
+                           ") and 'dtype' (" + ctx_.string(*f) + ") disagree");
+  if (!f)
+    f = legacy;
+  if (!f)
+    return "";
+  std::string v = ctx_.string(*f);
+  if (v == "bfloat16")
+    return "bf16";
+  if (v == "float16")
+    return "f16";
+  if (v == "float32")
+    return "f32";
+  ctx_.fail(*f, "unsupported dtype '" + v + "' in '" + f->path +
+                    "'; supported: bfloat16, float16, float32");
+}
+
+RopeScalingOut Converter::ropeScaling() {
+  RopeScalingOut out;
+  std::optional<Field> scaling = get("rope_scaling");
+  std::optional<Field> params = get("rope_parameters");
+  if (scaling && params)
+    ctx_.fail(*params, "both 'rope_scaling' and 'rope_parameters' are given; "
+                       "expected one of them");
+  std::optional<Field> src = scaling ? scaling : params;
+  if (!src)
+    return out;
+  if (!src->node.IsMap())
+    ctx_.fail(*src, "expected an object for '" + src->path + "', got " +
+                        YamlContext::describe(src->node));
+  std::map<std::string, Field> entries;
+  std::vector<std::string> order;
+  for (auto it = src->node.begin(); it != src->node.end(); ++it) {
+    std::string key = it->first.Scalar();
+    if (entries.count(key))
+      ctx_.fail(it->first.Mark(),
+                "duplicate field '" + src->path + "." + key + "'");
+    entries[key] = Field{src->path + "." + key, it->second, it->first.Mark()};
+    order.push_back(key);
+  }
+  auto entry = [&](const std::string &key) -> std::optional<Field> {
+    auto it = entries.find(key);
+    if (it == entries.end() || it->second.node.IsNull())
+      return std::nullopt;
+    return it->second;
+  };
+  std::optional<Field> type = entry("rope_type");
+  if (auto legacy = entry("type")) {
+    if (type && ctx_.string(*type) != ctx_.string(*legacy))
+      ctx_.fail(*legacy,
+                "'" + legacy->path + "' and '" + type->path + "' disagree");
+    if (!type)
+      type = legacy;
+  }
+  std::string kind = type ? ctx_.string(*type) : "default";
+  if (!type && src->path == "rope_scaling")
+    ctx_.fail(*src, "missing 'rope_type' in 'rope_scaling'");
+  std::vector<std::string> required;
+  if (kind == "linear")
+    required = {"factor"};
+  else if (kind == "llama3")
+    required = {"factor", "low_freq_factor", "high_freq_factor",
+                "original_max_position_embeddings"};
+  else if (kind != "default")
+    ctx_.fail(*type, "unsupported rope scaling type '" + kind + "' in '" +
+                         type->path + "'; supported: default, linear, llama3");
+
+  // rope_parameters also carries the base and the partial rotary factor in
+  // newer configs; Converter::convert reads those.
+  std::set<std::string> allowed = {"rope_type", "type"};
+  if (src->path == "rope_parameters") {
+    allowed.insert("rope_theta");
+    allowed.insert("partial_rotary_factor");
+  }
+  for (const std::string &r : required)
+    allowed.insert(r);
+  for (const std::string &key : order)
+    if (!allowed.count(key))
+      ctx_.fail(entries.at(key).anchor, "unsupported field '" + src->path +
+                                            "." + key + "' for rope type '" +
+                                            kind + "'");
+  if (kind == "default")
+    return out;
+  out.type = kind;
+  out.typeField = *type;
+  for (const std::string &r : required) {
+    std::optional<Field> f = entry(r);
+    if (!f)
+      ctx_.fail(*src, "missing '" + r + "' in '" + src->path +
+                          "' (required by rope type '" + kind + "')");
+    out.params.push_back({r, *f});
+  }
+  return out;
+}
+
+/// The kind of every layer, or an empty list when all are full attention.
+/// `from` is set to the field the list came from.
+std::vector<std::string> Converter::layerKinds(Arch arch, Field &from) {
+  std::vector<std::string> kinds;
+  if (auto f = get("layer_types")) {
+    from = *f;
+    for (const Field &e : ctx_.sequence(*f)) {
+      std::string k = ctx_.string(e);
+      bool linear = k == "linear_attention";
+      if (k != "full_attention" && k != "sliding_attention" && !linear)
+        ctx_.fail(e, "unsupported layer type '" + k + "' in '" + e.path +
+                         "'; supported: full_attention, sliding_attention, "
+                         "linear_attention");
+      if (linear && arch != Arch::MiniMax)
+        ctx_.fail(e, "'linear_attention' layers are supported for "
+                     "MiniMaxForCausalLM only");
+      kinds.push_back(k);
+    }
+  }
+  if (arch == Arch::MiniMax) {
+    std::optional<Field> list = get("attn_type_list");
+    if (!list && kinds.empty())
+      ctx_.fail(root_, "missing required field 'attn_type_list' (or "
+                       "'layer_types'); MiniMax configs state which layers "
+                       "are linear");
+    if (list) {
+      std::vector<std::string> fromList;
+      for (const Field &e : ctx_.sequence(*list)) {
+        int64_t v = ctx_.integer(e);
+        if (v != 0 && v != 1)
+          ctx_.fail(e, "expected 0 (linear attention) or 1 (softmax "
+                       "attention) in '" +
+                           e.path + "', got " + e.node.Scalar());
+        fromList.push_back(v ? "full_attention" : "linear_attention");
+      }
+      if (kinds.empty()) {
+        kinds = fromList;
+        from = *list;
+      } else if (kinds != fromList) {
+        ctx_.fail(*list, "'attn_type_list' and 'layer_types' disagree");
+      }
+    }
+    return kinds;
+  }
+  if (!kinds.empty())
+    return kinds;
+  if (arch == Arch::Qwen3) {
+    auto use = get("use_sliding_window");
+    if (use && ctx_.boolean(*use) && get("sliding_window"))
+      ctx_.fail(*use, "'use_sliding_window' true without 'layer_types' is "
+                      "not supported; give 'layer_types'");
+    return kinds;
+  }
+  // Llama and Mistral: a window applies to every layer.
+  if (auto w = get("sliding_window")) {
+    from = *w;
+    kinds.assign(1, "sliding_attention");
+  }
+  return kinds;
+}
+
+std::string Converter::convert(YamlOut &out) {
+  readFields();
+  const ArchInfo &arch = readArchitecture();
+  checkUnknownFields(arch);
+  if (arch.arch == Arch::MiniMax)
+    checkMiniMaxExtras();
+
+  if (auto f = get("hidden_act")) {
+    std::string act = ctx_.string(*f);
+    if (act != "silu")
+      ctx_.fail(*f, "unsupported activation '" + act +
+                        "' in 'hidden_act'; supported: silu");
+  }
+  if (auto f = get("attention_bias"))
+    if (ctx_.boolean(*f))
+      // transformers gives o_proj the same bias flag as q/k/v; the format
+      // has biases on q, k and v only.
+      ctx_.fail(*f, "'attention_bias' true is not supported: it also adds a "
+                    "bias to the output projection, which the format "
+                    "cannot express");
+  if (auto f = get("mlp_bias"))
+    if (ctx_.boolean(*f))
+      ctx_.fail(*f, "'mlp_bias' true is not supported; the format has no "
+                    "MLP biases");
+
+  Field vocab = require("vocab_size");
+  Field hidden = require("hidden_size");
+  Field layers = require("num_hidden_layers");
+  Field heads = require("num_attention_heads");
+  Field inter = require("intermediate_size");
+  Field eps = require("rms_norm_eps");
+  Field maxPos = require("max_position_embeddings");
+  int64_t hiddenSize = ctx_.positiveInt(hidden);
+  int64_t numLayers = ctx_.positiveInt(layers);
+  int64_t numHeads = ctx_.positiveInt(heads);
+  ctx_.positiveInt(vocab);
+  ctx_.positiveInt(inter);
+  ctx_.positiveInt(maxPos);
+  std::string epsText = positiveNumberText(eps);
+  std::string dt = dtype();
+
+  std::optional<Field> headDimField = get("head_dim");
+  int64_t headDim;
+  if (headDimField) {
+    headDim = ctx_.positiveInt(*headDimField);
+  } else {
+    if (hiddenSize % numHeads != 0)
+      ctx_.fail(heads, "'num_attention_heads' (" + std::to_string(numHeads) +
+                           ") does not divide 'hidden_size' (" +
+                           std::to_string(hiddenSize) +
+                           ") and there is no 'head_dim'");
+    headDim = hiddenSize / numHeads;
+  }
+  YAML::Mark headDimMark = headDimField ? headDimField->mark() : heads.mark();
+
+  Field kindsFrom;
+  std::vector<std::string> kinds = layerKinds(arch.arch, kindsFrom);
+  bool anySoftmax = kinds.empty(), anyLinear = false, anySliding = false;
+  for (const std::string &k : kinds) {
+    anySoftmax |= k != "linear_attention";
+    anyLinear |= k == "linear_attention";
+    anySliding |= k == "sliding_attention";
+  }
+  std::optional<Field> window = get("sliding_window");
+  if (arch.arch == Arch::Qwen3) {
+    // Qwen3 ignores the window unless use_sliding_window is set.
+    auto use = get("use_sliding_window");
+    if (!use || !ctx_.boolean(*use))
+      window.reset();
+  }
+  if (anySliding && !window)
+    ctx_.fail(kindsFrom, "'" + kindsFrom.path +
+                             "' has sliding_attention layers but there is "
+                             "no 'sliding_window'");
+
+  out.line("# Generated by 'strata import-hf' from " +
+           options_.sourceDescription + ".");
+  out.line("format: strata-model/v1");
+  out.line("name: " + quoted(options_.name));
+  out.line(std::string("family: ") + arch.family);
+  if (!dt.empty()) {
+    auto f = get("dtype") ? get("dtype") : get("torch_dtype");
+    out.line("dtype: " + dt, f->mark());
+  }
+  out.line("", YAML::Mark::null_mark());
+  out.line("vocab_size: " + vocab.node.Scalar(), vocab.mark());
+  out.line("hidden_size: " + hidden.node.Scalar(), hidden.mark());
+  out.line("num_layers: " + layers.node.Scalar(), layers.mark());
+  out.line("max_position_embeddings: " + maxPos.node.Scalar(), maxPos.mark());
+  out.line("norm_eps: " + epsText, eps.mark());
+  if (auto f = get("tie_word_embeddings"))
+    out.line(std::string("tie_word_embeddings: ") +
+                 (ctx_.boolean(*f) ? "true" : "false"),
+             f->mark());
+  if (!kinds.empty()) {
+    std::string list;
+    for (size_t i = 0; i < kinds.size(); ++i)
+      list += (i ? ", " : "") + kinds[i];
+    // A single repeated kind (a window on every layer) is a pattern.
+    const char *key = kinds.size() == 1 && numLayers != 1 &&
+                              kindsFrom.path == "sliding_window"
+                          ? "layer_pattern"
+                          : "layer_types";
+    out.line(std::string(key) + ": [" + list + "]", kindsFrom.mark());
+  }
+
+  if (anySoftmax) {
+    RopeScalingOut scaling = ropeScaling();
+    std::optional<Field> theta = get("rope_theta");
+    std::optional<Field> partial = get("partial_rotary_factor");
+    if (auto params = get("rope_parameters")) {
+      if (params->node.IsMap()) {
+        auto inner = [&](const std::string &key) -> std::optional<Field> {
+          YAML::Node n = params->node[key];
+          if (!n || n.IsNull())
+            return std::nullopt;
+          return Field{"rope_parameters." + key, n, n.Mark()};
+        };
+        for (auto [name, slot] :
+             {std::pair<const char *, std::optional<Field> *>{"rope_theta",
+                                                              &theta},
+              {"partial_rotary_factor", &partial}}) {
+          if (auto f = inner(name)) {
+            if (*slot)
+              ctx_.fail(*f, "'" + std::string(name) +
+                                "' is given both at the top level and in "
+                                "'rope_parameters'");
+            *slot = f;
+          }
+        }
+      }
+    }
+    if (!theta)
+      ctx_.fail(root_, "missing required field 'rope_theta'");
+    std::string thetaText = positiveNumberText(*theta);
+
+    std::optional<int64_t> rotaryDim;
+    YAML::Mark rotaryMark;
+    if (partial) {
+      double f = ctx_.positiveNumber(*partial);
+      double r = f * static_cast<double>(headDim);
+      double rounded = std::round(r);
+      if (std::fabs(r - rounded) > 1e-9 * std::max(1.0, r) ||
+          static_cast<int64_t>(rounded) % 2 != 0 || rounded > headDim ||
+          rounded < 2)
+        ctx_.fail(*partial, "'" + partial->path + "' " +
+                                partial->node.Scalar() + " times head_dim " +
+                                std::to_string(headDim) +
+                                " is not an even number of rotated "
+                                "elements between 2 and head_dim");
+      rotaryDim = static_cast<int64_t>(rounded);
+      rotaryMark = partial->mark();
+    }
+    if (auto f = get("rotary_dim")) {
+      if (rotaryDim)
+        ctx_.fail(*f, "both 'rotary_dim' and 'partial_rotary_factor' are "
+                      "given; expected one of them");
+      rotaryDim = ctx_.positiveInt(*f);
+      rotaryMark = f->mark();
+    }
+
+    out.line("", YAML::Mark::null_mark());
+    out.line("attention:");
+    out.line("  num_heads: " + heads.node.Scalar(), heads.mark());
+    if (auto f = get("num_key_value_heads"))
+      out.line("  num_kv_heads: " + std::to_string(ctx_.positiveInt(*f)),
+               f->mark());
+    out.line("  head_dim: " + std::to_string(headDim), headDimMark);
+    if (arch.arch == Arch::Qwen3)
+      out.line("  qk_norm: true");
+    if (anySliding)
+      out.line("  sliding_window: " + std::to_string(ctx_.positiveInt(*window)),
+               window->mark());
+    out.line("  rope:");
+    out.line("    theta: " + thetaText, theta->mark());
+    if (rotaryDim && *rotaryDim != headDim)
+      out.line("    rotary_dim: " + std::to_string(*rotaryDim), rotaryMark);
+    if (!scaling.type.empty()) {
+      out.line("    scaling:");
+      out.line("      type: " + scaling.type, scaling.typeField.mark());
+      for (const auto &[key, f] : scaling.params) {
+        std::string v = key == "original_max_position_embeddings"
+                            ? std::to_string(ctx_.positiveInt(f))
+                            : positiveNumberText(f);
+        out.line("      " + key + ": " + v, f.mark());
+      }
+    }
+  }
+
+  if (anyLinear) {
+    out.line("", YAML::Mark::null_mark());
+    out.line("linear_attention:");
+    out.line("  num_heads: " + heads.node.Scalar(), heads.mark());
+    out.line("  head_dim: " + std::to_string(headDim), headDimMark);
+    // MiniMax-Text-01's per-layer decay (models/DecaySlopes.h).
+    out.line("  decay_slopes: minimax");
+  }
+
+  out.line("", YAML::Mark::null_mark());
+  out.line("mlp:");
+  out.line("  intermediate_size: " + inter.node.Scalar(), inter.mark());
+  out.line("", YAML::Mark::null_mark());
+  out.line("weights:");
+  out.line("  source: safetensors");
+  out.line("  path: " + quoted(options_.weightsPath));
+  return out.text();
+}
+
+HfImportResult failure(const std::string &file, int line, int column,
+                       const std::string &message) {
+  HfImportResult r;
+  r.diag.file = file;
+  r.diag.line = line;
+  r.diag.column = column;
+  r.diag.message = message;
+  return r;
+}
+
+/// First byte that is not JSON whitespace, or npos.
+size_t firstNonBlank(const std::string &text) {
+  return text.find_first_not_of(" \t\r\n");
+}
+
+} // namespace
+
+const std::vector<std::string> &supportedHfArchitectures() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const ArchInfo &a : kArchs)
+      v.push_back(a.name);
+    return v;
+  }();
+  return names;
+}
+
+HfImportResult convertHfConfig(const std::string &json,
+                               const std::string &displayName,
+                               const HfConvertOptions &options) {
+  YamlContext ctx(displayName);
+  try {
+    if (json.find('\0') != std::string::npos)
+      return failure(displayName, 0, 0,
+                     "unexpected NUL byte; expected JSON text");
+    size_t start = firstNonBlank(json);
+    if (start == std::string::npos)
+      return failure(displayName, 0, 0, "config file is empty");
+    // yaml-cpp would also take YAML that is not JSON; a config.json always
+    // starts with an object.
+    if (json[start] != '{') {
+      int line = 1 + static_cast<int>(
+                         std::count(json.begin(), json.begin() + start, '\n'));
+      size_t lineStart = json.rfind('\n', start);
+      int column = static_cast<int>(
+          lineStart == std::string::npos ? start + 1 : start - lineStart);
+      return failure(displayName, line, column,
+                     "invalid JSON: expected '{' at the start of config.json");
+    }
+    YAML::Node root = YAML::Load(json);
+    YamlOut out;
+    Converter converter(ctx, root, options);
+    HfImportResult r;
+    r.yaml = converter.convert(out);
+    // The importer is the judge of what the format accepts; its complaint is
+    // reported at the config field the offending line came from.
+    ImportResult check =
+        importModelString(r.yaml, displayName + " (converted)");
+    if (!check.ok) {
+      YAML::Mark from = out.source(check.diag.line);
+      if (from.is_null())
+        return failure(displayName, 0, 0, check.diag.message);
+      return failure(displayName, from.line + 1, from.column + 1,
+                     check.diag.message);
+    }
+    r.ok = true;
+    return r;
+  } catch (const ImportError &e) {
+    HfImportResult r;
+    r.diag = e.diag;
+    return r;
+  } catch (const YAML::Exception &e) {
+    if (e.mark.is_null())
+      return failure(displayName, 0, 0, "invalid JSON: " + e.msg);
+    return failure(displayName, e.mark.line + 1, e.mark.column + 1,
+                   "invalid JSON: " + e.msg);
+  } catch (const std::exception &e) {
+    return failure(displayName, 0, 0,
+                   std::string("cannot convert config: ") + e.what());
+  } catch (...) {
+    return failure(displayName, 0, 0, "cannot convert config: unknown error");
+  }
+}
+
+HfImportResult importHfCheckpoint(const std::string &dir,
+                                  const std::string &outputPath) {
+  try {
+    fs::path dirPath(dir);
+    std::string configPath = (dirPath / "config.json").string();
+    std::error_code ec;
+    if (fs::is_directory(configPath, ec))
+      return failure(configPath, 0, 0,
+                     "cannot open config file: Is a directory");
+    std::ifstream in(configPath, std::ios::binary);
+    if (!in)
+      return failure(configPath, 0, 0,
+                     std::string("cannot open config file: ") +
+                         std::strerror(errno));
+    std::uintmax_t size = fs::file_size(configPath, ec);
+    if (!ec && size > kMaxConfigBytes)
+      return failure(configPath, 0, 0,
+                     "config file is " + std::to_string(size) +
+                         " bytes; expected a config.json of at most " +
+                         std::to_string(kMaxConfigBytes) + " bytes");
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+
+    HfConvertOptions options;
+    options.sourceDescription = configPath;
+    // "ckpt/" and "ckpt/." name the folder "ckpt".
+    fs::path named = dirPath.lexically_normal();
+    if (!named.has_filename() || named.filename() == ".")
+      named = fs::absolute(named, ec).lexically_normal().parent_path();
+    options.name = named.filename().string();
+    if (options.name.empty())
+      options.name = named.string();
+
+    std::optional<fs::path> weights;
+    for (const char *candidate :
+         {"model.safetensors.index.json", "model.safetensors"})
+      if (fs::is_regular_file(dirPath / candidate, ec)) {
+        weights = dirPath / candidate;
+        break;
+      }
+    if (weights) {
+      // Relative to the model file so that the pair can be moved together,
+      // as the importer resolves it.
+      fs::path absWeights = fs::weakly_canonical(fs::absolute(*weights));
+      fs::path rel;
+      if (!outputPath.empty()) {
+        fs::path outDir =
+            fs::weakly_canonical(fs::absolute(outputPath)).parent_path();
+        rel = absWeights.lexically_relative(outDir);
+      }
+      options.weightsPath =
+          rel.empty() ? absWeights.string() : rel.generic_string();
+    }
+
+    HfImportResult r = convertHfConfig(buffer.str(), configPath, options);
+    if (r.ok && !weights)
+      return failure(dir, 0, 0,
+                     "no model.safetensors.index.json or model.safetensors "
+                     "in the checkpoint folder");
+    return r;
+  } catch (const std::exception &e) {
+    return failure(dir, 0, 0,
+                   std::string("cannot import checkpoint: ") + e.what());
+  } catch (...) {
+    return failure(dir, 0, 0, "cannot import checkpoint: unknown error");
+  }
+}
+
+} // namespace strata
