@@ -26,7 +26,6 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
     return nullptr;
   }
   std::unique_ptr<Engine> engine(new Engine(std::move(plan), options));
-  engine->weights_ = WeightStore::random(engine->plan_, options.initStd);
   const plan::Program *forward = nullptr, *prefill = nullptr, *extend = nullptr,
                       *decode = nullptr;
   for (const plan::Program &p : engine->plan_.programs) {
@@ -43,6 +42,17 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
     error = "the plan has neither a 'forward' program nor the 'prefill', "
             "'extend' and 'decode' programs generation needs";
     return nullptr;
+  }
+  // Weights last: loading a checkpoint is the slow part, so the plan's
+  // cheap checks answer first.
+  if (options.weightsPath.empty()) {
+    engine->weights_ = WeightStore::random(engine->plan_, options.initStd);
+  } else {
+    auto loaded =
+        WeightStore::fromSafetensors(engine->plan_, options.weightsPath, error);
+    if (!loaded)
+      return nullptr;
+    engine->weights_ = std::move(*loaded);
   }
   auto make = [&](const plan::Program *p) {
     return p ? std::make_unique<CpuExecutor>(engine->plan_, *p,

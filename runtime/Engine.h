@@ -29,6 +29,9 @@ struct EngineOptions {
   int64_t kvBlocks = 0;
   /// Standard deviation of random weights.
   double initStd = 0.02;
+  /// A `.safetensors` file or `model.safetensors.index.json` to load the
+  /// weights from; empty for random weights.
+  std::string weightsPath;
 };
 
 struct GenerationRequest {

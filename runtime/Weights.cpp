@@ -2,9 +2,15 @@
 
 #include "kernels/cpu/HalfTypes.h"
 #include "kernels/cpu/SamplingRef.h"
+#include "runtime/Safetensors.h"
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <set>
+
+#include <unistd.h>
 
 namespace strata {
 
@@ -104,6 +110,193 @@ uint64_t WeightStore::totalBytes() const {
   for (const auto &s : storage_)
     n += s.size();
   return n;
+}
+
+} // namespace strata
+
+namespace strata {
+
+namespace {
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+float loadValue(SafetensorsDType dtype, const uint8_t *src) {
+  uint16_t bits = 0;
+  switch (dtype) {
+  case SafetensorsDType::F32: {
+    float f;
+    std::memcpy(&f, src, 4);
+    return f;
+  }
+  case SafetensorsDType::BF16:
+    std::memcpy(&bits, src, 2);
+    return kernels::bf16BitsToFloat(bits);
+  case SafetensorsDType::F16:
+    std::memcpy(&bits, src, 2);
+    return kernels::f16BitsToFloat(bits);
+  }
+  return 0.0f;
+}
+
+bool sameType(SafetensorsDType a, plan::DType b) {
+  return (a == SafetensorsDType::F32 && b == plan::DType::F32) ||
+         (a == SafetensorsDType::F16 && b == plan::DType::F16) ||
+         (a == SafetensorsDType::BF16 && b == plan::DType::BF16);
+}
+
+/// Appends `count` values of `src` converted to `dtype`. Every conversion
+/// goes through fp32, which holds bf16 and fp16 exactly, so the only
+/// rounding is the final one.
+void convertInto(SafetensorsDType srcType, const uint8_t *src, int64_t count,
+                 plan::DType dtype, uint8_t *dst) {
+  if (sameType(srcType, dtype)) {
+    std::memcpy(dst, src, size_t(count) * plan::byteWidth(dtype));
+    return;
+  }
+  const uint64_t in = byteWidth(srcType), out = plan::byteWidth(dtype);
+  for (int64_t i = 0; i < count; ++i)
+    store(dtype, loadValue(srcType, src + i * in), dst + i * out);
+}
+
+/// A one-line bar on stderr, redrawn in place; silent when stderr is not a
+/// terminal so that logs and pipes stay clean.
+class Progress {
+public:
+  Progress(size_t tensors, uint64_t bytes)
+      : enabled_(::isatty(2)), tensors_(tensors), bytes_(bytes) {}
+  ~Progress() {
+    if (enabled_ && drawn_)
+      std::fputc('\n', stderr);
+  }
+  void update(size_t tensors, uint64_t bytes) {
+    if (!enabled_)
+      return;
+    auto now = std::chrono::steady_clock::now();
+    bool last = tensors == tensors_;
+    if (drawn_ && !last && now - lastDraw_ < std::chrono::milliseconds(100))
+      return;
+    lastDraw_ = now;
+    drawn_ = true;
+    constexpr int kWidth = 30;
+    int filled = bytes_ ? int(double(bytes) / double(bytes_) * kWidth) : kWidth;
+    std::string bar(size_t(filled), '#');
+    bar.resize(kWidth, ' ');
+    std::fprintf(stderr,
+                 "\rloading weights [%s] %zu/%zu tensors, %.1f/%.1f MiB",
+                 bar.c_str(), tensors, tensors_, double(bytes) / (1 << 20),
+                 double(bytes_) / (1 << 20));
+    std::fflush(stderr);
+  }
+
+private:
+  bool enabled_;
+  bool drawn_ = false;
+  size_t tensors_;
+  uint64_t bytes_;
+  std::chrono::steady_clock::time_point lastDraw_;
+};
+
+} // namespace
+
+std::optional<WeightStore> WeightStore::fromSafetensors(const plan::Plan &plan,
+                                                        const std::string &path,
+                                                        std::string &error) {
+  auto ckpt = SafetensorsCheckpoint::open(path, error);
+  if (!ckpt)
+    return std::nullopt;
+  auto where = [&](const SafetensorsCheckpoint::Entry &e) {
+    return e.file->path();
+  };
+
+  // What each plan weight needs: one (tensor, shape) per source, checked
+  // in full before anything is copied.
+  struct Part {
+    std::string tensor;
+    std::vector<int64_t> shape;
+  };
+  std::vector<std::vector<Part>> parts(plan.weights.size());
+  std::set<std::string> used;
+  size_t totalParts = 0;
+  uint64_t totalBytes = 0;
+  for (size_t i = 0; i < plan.weights.size(); ++i) {
+    const plan::Weight &w = plan.weights[i];
+    if (w.dtype == plan::DType::I32) {
+      error = "plan weight '" + w.name + "' is not a floating-point tensor";
+      return std::nullopt;
+    }
+    if (w.packedFrom.empty()) {
+      parts[i].push_back({w.name, w.shape});
+    } else {
+      int64_t rows = 0;
+      for (int64_t r : w.packedRows)
+        rows += r;
+      if (w.shape.empty() || w.packedRows.size() != w.packedFrom.size() ||
+          rows != w.shape[0]) {
+        error = "plan weight '" + w.name +
+                "': its packed rows do not add up to its shape";
+        return std::nullopt;
+      }
+      for (size_t s = 0; s < w.packedFrom.size(); ++s) {
+        std::vector<int64_t> shape = w.shape;
+        shape[0] = w.packedRows[s];
+        parts[i].push_back({w.packedFrom[s], shape});
+      }
+    }
+    for (const Part &p : parts[i]) {
+      const SafetensorsCheckpoint::Entry *e = ckpt->find(p.tensor);
+      if (!e) {
+        error = path + ": error: tensor '" + p.tensor + "' is missing";
+        if (p.tensor == "lm_head.weight")
+          error += " (a checkpoint without lm_head ties it to the "
+                   "embedding: set tie_word_embeddings: true in the model "
+                   "file)";
+        return std::nullopt;
+      }
+      if (e->tensor->shape != p.shape) {
+        error = where(*e) + ": error: tensor '" + p.tensor + "' has shape " +
+                shapeText(e->tensor->shape) + ", the model expects " +
+                shapeText(p.shape);
+        return std::nullopt;
+      }
+      used.insert(p.tensor);
+      ++totalParts;
+      totalBytes += e->tensor->end - e->tensor->begin;
+    }
+  }
+  for (const auto &[name, e] : ckpt->tensors())
+    if (!used.count(name)) {
+      error = where(e) + ": error: unexpected tensor '" + name +
+              "': the model uses no tensor of that name (does the model "
+              "file describe this checkpoint?)";
+      return std::nullopt;
+    }
+
+  Progress progress(totalParts, totalBytes);
+  size_t doneTensors = 0;
+  uint64_t doneBytes = 0;
+  WeightStore store;
+  for (size_t i = 0; i < plan.weights.size(); ++i) {
+    const plan::Weight &w = plan.weights[i];
+    std::vector<uint8_t> bytes(uint64_t(elements(w.shape)) *
+                               plan::byteWidth(w.dtype));
+    uint8_t *dst = bytes.data();
+    for (const Part &p : parts[i]) {
+      const SafetensorsCheckpoint::Entry &e = *ckpt->find(p.tensor);
+      int64_t count = elements(p.shape);
+      convertInto(e.tensor->dtype, e.file->data(*e.tensor), count, w.dtype,
+                  dst);
+      dst += uint64_t(count) * plan::byteWidth(w.dtype);
+      progress.update(++doneTensors,
+                      doneBytes += e.tensor->end - e.tensor->begin);
+    }
+    store.storage_.push_back(std::move(bytes));
+  }
+  return store;
 }
 
 } // namespace strata

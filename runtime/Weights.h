@@ -9,6 +9,7 @@
 #include "runtime/plan/Plan.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,19 @@ public:
   /// Normal(0, std) for matrices, 1 for norm weights (names ending in
   /// "norm.weight"), 0 for biases; stored in each weight's dtype.
   static WeightStore random(const plan::Plan &plan, double std);
+
+  /// The plan's weights from a safetensors checkpoint (a `.safetensors`
+  /// file or a `model.safetensors.index.json`): every plan weight is looked
+  /// up by name (a packed weight: each of its sources, concatenated along
+  /// dimension 0), its shape must match exactly, and its values are
+  /// converted to the weight's dtype (round to nearest even). A checkpoint
+  /// tensor no plan weight uses is an error too: it means the model file
+  /// and the checkpoint disagree (e.g. on tied embeddings or layer count).
+  /// On a terminal, a progress line is drawn on stderr. Empty with `error`
+  /// set on failure.
+  static std::optional<WeightStore> fromSafetensors(const plan::Plan &plan,
+                                                    const std::string &path,
+                                                    std::string &error);
 
   /// Raw storage of weight `index` of the plan.
   const void *data(int32_t index) const { return storage_[index].data(); }

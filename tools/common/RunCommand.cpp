@@ -46,10 +46,14 @@ void addRunOptions(ArgParser &parser) {
   parser.addOption("kv-blocks", "N",
                    "KV-cache blocks in the pool (default: enough for the "
                    "requests)");
+  parser.addOption("weights", "PATH",
+                   "load the weights from a .safetensors file or a "
+                   "model.safetensors.index.json (default: the model's "
+                   "weights)");
 }
 
 int runGeneration(const std::string &tool, const ArgParser &parser,
-                  plan::Plan plan) {
+                  plan::Plan plan, const std::string &defaultWeights) {
   auto usage = [&](const std::string &message) {
     std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
     return 2;
@@ -112,12 +116,20 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
       !parseInt(parser.get("kv-blocks"), 1, INT32_MAX, options.kvBlocks))
     return usage("--kv-blocks expects a positive integer, got '" +
                  parser.get("kv-blocks") + "'");
+  options.weightsPath =
+      parser.has("weights") ? parser.get("weights") : defaultWeights;
+  if (parser.has("weights") && options.weightsPath.empty())
+    return usage("--weights expects a path");
 
   std::string error;
   std::unique_ptr<Engine> engine = Engine::create(std::move(plan), options,
                                                   error);
   if (!engine) {
-    std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), error.c_str());
+    // Errors about a file (the weights) already read "FILE: error: ...".
+    if (error.find(": error: ") != std::string::npos)
+      std::fprintf(stderr, "%s\n", error.c_str());
+    else
+      std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), error.c_str());
     return 1;
   }
   std::vector<GenerationRequest> requests(size_t(batch), request);

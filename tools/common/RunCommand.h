@@ -11,14 +11,16 @@
 namespace strata::tools {
 
 /// Declares --prompt-ids, --max-new-tokens, --temperature, --top-k,
-/// --top-p, --seed, --batch and --kv-blocks.
+/// --top-p, --seed, --batch, --kv-blocks and --weights.
 void addRunOptions(ArgParser &parser);
 
 /// Generates with `plan` as the options say and prints the tokens of each
-/// sequence and the time per token. Returns the exit code: 2 for a bad
-/// option value (message prefixed by `tool`), 1 when generation fails.
+/// sequence and the time per token. The weights come from --weights when
+/// given, else from `defaultWeights` (a safetensors path; empty: random
+/// weights). Returns the exit code: 2 for a bad option value (message
+/// prefixed by `tool`), 1 when loading the weights or generation fails.
 int runGeneration(const std::string &tool, const ArgParser &parser,
-                  plan::Plan plan);
+                  plan::Plan plan, const std::string &defaultWeights = "");
 
 } // namespace strata::tools
 

@@ -26,8 +26,9 @@ int runRun(const std::vector<std::string> &args) {
   }
   if (parser.has("help")) {
     std::printf("usage: strata run MODEL.yaml --prompt-ids IDS [options]\n\n"
-                "Compiles the model and generates tokens with its random "
-                "weights\non the CPU backend.\n\noptions:\n%s",
+                "Compiles the model and generates tokens on the CPU backend "
+                "with\nthe model's weights (random, or safetensors from the "
+                "model file\nor --weights).\n\noptions:\n%s",
                 parser.helpText().c_str());
     return kExitOk;
   }
@@ -59,7 +60,12 @@ int runRun(const std::vector<std::string> &args) {
                  modelPath.c_str());
     return kExitBadInput;
   }
-  return runGeneration("strata run", parser, std::move(*plan));
+  // The importer has already resolved the model file's safetensors path
+  // against the model file's folder; --weights overrides it.
+  std::string weights;
+  if (imported.spec.weights.source == WeightSource::Safetensors)
+    weights = imported.spec.weights.path;
+  return runGeneration("strata run", parser, std::move(*plan), weights);
 }
 
 } // namespace strata::tools

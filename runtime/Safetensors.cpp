@@ -1,0 +1,306 @@
+#include "runtime/Safetensors.h"
+
+#include "runtime/JsonLite.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace strata {
+
+const char *toString(SafetensorsDType t) {
+  switch (t) {
+  case SafetensorsDType::BF16:
+    return "BF16";
+  case SafetensorsDType::F16:
+    return "F16";
+  case SafetensorsDType::F32:
+    return "F32";
+  }
+  return "?";
+}
+
+uint64_t byteWidth(SafetensorsDType t) {
+  return t == SafetensorsDType::F32 ? 4 : 2;
+}
+
+namespace {
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+bool parseDType(const std::string &s, SafetensorsDType &out) {
+  if (s == "BF16")
+    out = SafetensorsDType::BF16;
+  else if (s == "F16")
+    out = SafetensorsDType::F16;
+  else if (s == "F32")
+    out = SafetensorsDType::F32;
+  else
+    return false;
+  return true;
+}
+
+/// One header entry, checked against the data region of `dataSize` bytes.
+bool readTensor(const std::string &file, const std::string &name,
+                const json::Value &v, uint64_t dataSize,
+                SafetensorsFile::Tensor &t, std::string &error) {
+  auto bad = [&](const std::string &what) {
+    error = file + ": error: tensor '" + name + "': " + what;
+    return false;
+  };
+  if (!v.isObject())
+    return bad(std::string("expected an object, got ") + v.kindName());
+  for (const auto &[key, value] : v.object)
+    if (key != "dtype" && key != "shape" && key != "data_offsets")
+      return bad("unknown field '" + key + "'");
+  const json::Value *dtype = v.find("dtype");
+  const json::Value *shape = v.find("shape");
+  const json::Value *offsets = v.find("data_offsets");
+  if (!dtype || !shape || !offsets)
+    return bad("expected the fields dtype, shape and data_offsets");
+  if (!dtype->isString())
+    return bad("dtype is not a string");
+  if (!parseDType(dtype->text, t.dtype))
+    return bad("unsupported dtype " + dtype->text +
+               " (supported: BF16, F16, F32)");
+  if (!shape->isArray())
+    return bad("shape is not an array");
+  // A product that overflowed would let a bogus shape pass the size check.
+  uint64_t elements = 1;
+  for (const json::Value &d : shape->array) {
+    uint64_t n = 0;
+    if (!d.asUint64(n) || n > uint64_t(INT64_MAX))
+      return bad("shape has an entry that is not a non-negative integer");
+    t.shape.push_back(int64_t(n));
+    if (n && elements > UINT64_MAX / n / 4)
+      return bad("shape " + shapeText(t.shape) + " is too large");
+    elements *= n;
+  }
+  if (!offsets->isArray() || offsets->array.size() != 2 ||
+      !offsets->array[0].asUint64(t.begin) ||
+      !offsets->array[1].asUint64(t.end))
+    return bad("data_offsets is not a pair of non-negative integers");
+  if (t.begin > t.end || t.end > dataSize)
+    return bad("data_offsets [" + std::to_string(t.begin) + ", " +
+               std::to_string(t.end) + "] are outside the data region of " +
+               std::to_string(dataSize) + " bytes");
+  uint64_t expected = elements * byteWidth(t.dtype);
+  if (t.end - t.begin != expected)
+    return bad("data_offsets [" + std::to_string(t.begin) + ", " +
+               std::to_string(t.end) + "] hold " +
+               std::to_string(t.end - t.begin) + " bytes, but shape " +
+               shapeText(t.shape) + " of " + toString(t.dtype) + " needs " +
+               std::to_string(expected));
+  return true;
+}
+
+} // namespace
+
+std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
+                                                       std::string &error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = path + ": error: cannot open: " + std::strerror(errno);
+    return nullptr;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    error = path + ": error: not a regular file";
+    ::close(fd);
+    return nullptr;
+  }
+  std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
+  file->path_ = path;
+  file->mapSize_ = uint64_t(st.st_size);
+  if (file->mapSize_ < 8) {
+    error = path + ": error: truncated: " + std::to_string(file->mapSize_) +
+            " bytes, a safetensors file starts with an 8-byte header size";
+    ::close(fd);
+    return nullptr;
+  }
+  void *map = ::mmap(nullptr, file->mapSize_, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd); // the mapping keeps the file alive
+  if (map == MAP_FAILED) {
+    error = path + ": error: cannot map: " + std::strerror(errno);
+    return nullptr;
+  }
+  file->map_ = map;
+  // Each tensor is read once, front to back: let the kernel read ahead.
+  ::madvise(map, file->mapSize_, MADV_SEQUENTIAL);
+  const uint8_t *bytes = static_cast<const uint8_t *>(map);
+  // The format is little-endian; so are the hosts the runtime supports.
+  uint64_t headerSize = 0;
+  for (int i = 7; i >= 0; --i)
+    headerSize = (headerSize << 8) | bytes[i];
+  if (headerSize > file->mapSize_ - 8) {
+    error = path + ": error: header size " + std::to_string(headerSize) +
+            " is beyond the end of the file (" +
+            std::to_string(file->mapSize_) +
+            " bytes): truncated or not a "
+            "safetensors file";
+    return nullptr;
+  }
+  std::string_view header(reinterpret_cast<const char *>(bytes + 8),
+                          headerSize);
+  json::Value root;
+  std::string jsonError;
+  // Offsets in messages count from the start of the file.
+  if (!json::parse(header, root, jsonError, /*baseOffset=*/8)) {
+    error = path + ": error: bad JSON header: " + jsonError;
+    return nullptr;
+  }
+  if (!root.isObject()) {
+    error = path + ": error: the header is " + root.kindName() +
+            ", expected an object of tensors";
+    return nullptr;
+  }
+  file->dataStart_ = bytes + 8 + headerSize;
+  uint64_t dataSize = file->mapSize_ - 8 - headerSize;
+  for (const auto &[name, value] : root.object) {
+    if (name == "__metadata__") {
+      if (!value.isObject()) {
+        error = path + ": error: __metadata__ is " + value.kindName() +
+                ", expected an object of strings";
+        return nullptr;
+      }
+      for (const auto &[key, v] : value.object) {
+        if (!v.isString()) {
+          error = path + ": error: __metadata__ entry '" + key + "' is " +
+                  v.kindName() + ", expected a string";
+          return nullptr;
+        }
+        file->metadata_[key] = v.text;
+      }
+      continue;
+    }
+    Tensor t;
+    t.name = name;
+    if (!readTensor(path, name, value, dataSize, t, error))
+      return nullptr;
+    file->byName_[name] = file->tensors_.size();
+    file->tensors_.push_back(std::move(t));
+  }
+  return file;
+}
+
+SafetensorsFile::~SafetensorsFile() {
+  if (map_)
+    ::munmap(map_, mapSize_);
+}
+
+const SafetensorsFile::Tensor *
+SafetensorsFile::find(const std::string &name) const {
+  auto it = byName_.find(name);
+  return it == byName_.end() ? nullptr : &tensors_[it->second];
+}
+
+namespace {
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+} // namespace
+
+std::unique_ptr<SafetensorsCheckpoint>
+SafetensorsCheckpoint::open(const std::string &path, std::string &error) {
+  std::unique_ptr<SafetensorsCheckpoint> ckpt(new SafetensorsCheckpoint());
+  ckpt->path_ = path;
+  if (!endsWith(path, ".json")) {
+    auto file = SafetensorsFile::open(path, error);
+    if (!file)
+      return nullptr;
+    for (const SafetensorsFile::Tensor &t : file->tensors())
+      ckpt->tensors_[t.name] = Entry{file.get(), &t};
+    ckpt->files_.push_back(std::move(file));
+    return ckpt;
+  }
+
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = path + ": error: cannot open: " + std::strerror(errno);
+    return nullptr;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  json::Value root;
+  std::string jsonError;
+  if (!json::parse(text.str(), root, jsonError)) {
+    error = path + ": error: bad JSON: " + jsonError;
+    return nullptr;
+  }
+  const json::Value *map = root.find("weight_map");
+  if (!map || !map->isObject()) {
+    error = path + ": error: expected an object with a \"weight_map\" object "
+                   "(tensor name -> shard file)";
+    return nullptr;
+  }
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  std::map<std::string, SafetensorsFile *> shards;
+  for (const auto &[name, shard] : map->object) {
+    if (!shard.isString() || shard.text.empty()) {
+      error =
+          path + ": error: weight_map entry '" + name + "' is not a file name";
+      return nullptr;
+    }
+    auto it = shards.find(shard.text);
+    if (it == shards.end()) {
+      std::string shardPath = (dir / shard.text).lexically_normal().string();
+      std::string shardError;
+      auto file = SafetensorsFile::open(shardPath, shardError);
+      if (!file) {
+        error = shardError + " (the shard of tensor '" + name + "' in " + path +
+                ")";
+        return nullptr;
+      }
+      it = shards.emplace(shard.text, file.get()).first;
+      ckpt->files_.push_back(std::move(file));
+    }
+    const SafetensorsFile::Tensor *t = it->second->find(name);
+    if (!t) {
+      error = path + ": error: weight_map puts tensor '" + name + "' in " +
+              it->second->path() + ", which has no such tensor";
+      return nullptr;
+    }
+    ckpt->tensors_[name] = Entry{it->second, t};
+  }
+  // A shard tensor the index does not list would silently be ignored.
+  for (const auto &file : ckpt->files_)
+    for (const SafetensorsFile::Tensor &t : file->tensors()) {
+      const Entry *e = ckpt->find(t.name);
+      if (!e || e->file != file.get()) {
+        error = file->path() + ": error: tensor '" + t.name +
+                "' is not listed for this file in " + path;
+        return nullptr;
+      }
+    }
+  return ckpt;
+}
+
+const SafetensorsCheckpoint::Entry *
+SafetensorsCheckpoint::find(const std::string &name) const {
+  auto it = tensors_.find(name);
+  return it == tensors_.end() ? nullptr : &it->second;
+}
+
+uint64_t SafetensorsCheckpoint::totalBytes() const {
+  uint64_t n = 0;
+  for (const auto &[name, e] : tensors_)
+    n += e.tensor->end - e.tensor->begin;
+  return n;
+}
+
+} // namespace strata
