@@ -79,8 +79,11 @@ mlir::FailureOr<plan::AttrValue> toPlanAttr(mlir::Operation *op,
 /// Lowers one function; the plan-wide pieces (weights) go to `plan`.
 class ProgramLowering {
 public:
-  ProgramLowering(plan::Plan &plan, const PlanLoweringOptions &options)
-      : plan_(plan), options_(options) {}
+  /// `weightIndex` maps weight names to plan weights across all programs,
+  /// so that phase programs share one copy of each weight.
+  ProgramLowering(plan::Plan &plan, const PlanLoweringOptions &options,
+                  llvm::StringMap<int32_t> &weightIndex)
+      : plan_(plan), options_(options), weightIndex_(weightIndex) {}
 
   mlir::FailureOr<plan::Program> lower(mlir::func::FuncOp func);
 
@@ -97,7 +100,7 @@ private:
   const PlanLoweringOptions &options_;
   plan::Program program_;
   llvm::DenseMap<mlir::Value, int32_t> bufferOf_;
-  llvm::StringMap<int32_t> weightIndex_;
+  llvm::StringMap<int32_t> &weightIndex_;
   int kvBuffer_ = -1, stateBuffer_ = -1;
 };
 
@@ -322,11 +325,20 @@ mlir::FailureOr<plan::Plan> lowerToPlan(mlir::ModuleOp module,
   plan::Plan result;
   if (auto name = module->getAttrOfType<mlir::StringAttr>("strata.model_name"))
     result.modelName = name.str();
-  if (auto seed = module->getAttrOfType<mlir::IntegerAttr>("strata.seed"))
-    result.weightSeed = seed.getValue().getZExtValue();
+  // Random weights are part of the model: without its seed and scale a
+  // plan could not reproduce them.
+  auto seed = module->getAttrOfType<mlir::IntegerAttr>("strata.seed");
+  auto initStd = module->getAttrOfType<mlir::FloatAttr>("strata.init_std");
+  if (!seed || !initStd)
+    return module->emitError()
+           << "plan lowering: the module needs the strata.seed and "
+              "strata.init_std attributes of its weights";
+  result.weightSeed = seed.getValue().getZExtValue();
+  result.weightInitStd = initStd.getValueAsDouble();
   result.limits = {options.maxTokens, options.maxBatch};
+  llvm::StringMap<int32_t> weightIndex;
   for (auto func : module.getOps<mlir::func::FuncOp>()) {
-    ProgramLowering lowering(result, options);
+    ProgramLowering lowering(result, options, weightIndex);
     auto program = lowering.lower(func);
     if (mlir::failed(program))
       return mlir::failure();

@@ -249,6 +249,8 @@ FailureOr<OwningOpRef<ModuleOp>> ForwardBuilder::build() {
   module->getOperation()->setAttr(
       "strata.seed",
       b.getI64IntegerAttr(static_cast<int64_t>(spec.weights.seed)));
+  module->getOperation()->setAttr("strata.init_std",
+                                  b.getF64FloatAttr(spec.weights.initStd));
 
   // Facts the passes size kernels by (the split-KV partitions of paged
   // decode attention, the chunk of lightning prefill): read from the IR so

@@ -35,7 +35,8 @@ struct BuildOptions {
 ///
 /// The cache argument and result exist when the model has softmax layers,
 /// the state ones when it has linear-attention layers. Module attributes:
-/// strata.model_name, strata.family, strata.dtype, strata.seed.
+/// strata.model_name, strata.family, strata.dtype, strata.seed,
+/// strata.init_std.
 ///
 /// Loads the strata and func dialects into `context`. The module is verified
 /// before it is returned; on failure the reason has been reported through

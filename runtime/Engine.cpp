@@ -46,7 +46,7 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
   // Weights last: loading a checkpoint is the slow part, so the plan's
   // cheap checks answer first.
   if (options.weightsPath.empty()) {
-    engine->weights_ = WeightStore::random(engine->plan_, options.initStd);
+    engine->weights_ = WeightStore::random(engine->plan_);
   } else {
     auto loaded =
         WeightStore::fromSafetensors(engine->plan_, options.weightsPath, error);

@@ -27,8 +27,6 @@ struct EngineOptions {
   /// KV blocks in the pool; 0 sizes the pool for the requests of each
   /// generate() call.
   int64_t kvBlocks = 0;
-  /// Standard deviation of random weights.
-  double initStd = 0.02;
   /// A `.safetensors` file or `model.safetensors.index.json` to load the
   /// weights from; empty for random weights.
   std::string weightsPath;

@@ -82,7 +82,8 @@ std::vector<uint8_t> randomTensor(const std::string &name, plan::DType dtype,
 
 } // namespace
 
-WeightStore WeightStore::random(const plan::Plan &plan, double std) {
+WeightStore WeightStore::random(const plan::Plan &plan) {
+  const double std = plan.weightInitStd;
   WeightStore store;
   for (const plan::Weight &w : plan.weights) {
     if (w.packedFrom.empty()) {

@@ -17,9 +17,9 @@ namespace strata {
 
 class WeightStore {
 public:
-  /// Normal(0, std) for matrices, 1 for norm weights (names ending in
-  /// "norm.weight"), 0 for biases; stored in each weight's dtype.
-  static WeightStore random(const plan::Plan &plan, double std);
+  /// Normal(0, the plan's init std) for matrices, 1 for norm weights (names
+  /// ending in "norm.weight"), 0 for biases; stored in each weight's dtype.
+  static WeightStore random(const plan::Plan &plan);
 
   /// The plan's weights from a safetensors checkpoint (a `.safetensors`
   /// file or a `model.safetensors.index.json`): every plan weight is looked

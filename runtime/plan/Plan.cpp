@@ -64,6 +64,7 @@ bool Program::operator==(const Program &o) const {
 
 bool Plan::operator==(const Plan &o) const {
   return modelName == o.modelName && weightSeed == o.weightSeed &&
+         weightInitStd == o.weightInitStd &&
          vocabSize == o.vocabSize && limits == o.limits &&
          kvCache == o.kvCache && linearState == o.linearState &&
          weights == o.weights && programs == o.programs;
@@ -161,6 +162,9 @@ std::string validateWeight(const Weight &w) {
 } // namespace
 
 std::string validatePlan(const Plan &plan) {
+  if (!(plan.weightInitStd > 0.0 && plan.weightInitStd < 1e6))
+    return "weight init std must be a positive number, got " +
+           std::to_string(plan.weightInitStd);
   if (plan.limits.maxTokens < 1 || plan.limits.maxBatch < 1 ||
       plan.limits.maxBatch > plan.limits.maxTokens)
     return "limits must satisfy 1 <= max batch <= max tokens, got max "

@@ -156,8 +156,10 @@ struct LinearStateDesc {
 
 struct Plan {
   std::string modelName;
-  /// The model file's weight source: seed for random weights.
+  /// Random weights: the model's seed and the standard deviation of its
+  /// projection and embedding matrices.
   uint64_t weightSeed = 0;
+  double weightInitStd = 0.02;
   int64_t vocabSize = 0;
   Limits limits;
   KvCacheDesc kvCache;

@@ -311,6 +311,7 @@ std::string serializePlan(const Plan &plan) {
   Writer w;
   w.str(plan.modelName);
   w.u64(plan.weightSeed);
+  w.f64(plan.weightInitStd);
   w.i64(plan.vocabSize);
   w.i64(plan.limits.maxTokens);
   w.i64(plan.limits.maxBatch);
@@ -387,6 +388,7 @@ bool deserializePlan(const std::string &bytes, const std::string &name,
   Plan p;
   p.modelName = r.str("model name");
   p.weightSeed = r.u64("weight seed");
+  p.weightInitStd = r.f64("weight init std");
   p.vocabSize = r.i64("vocab size");
   p.limits.maxTokens = r.i64("max tokens");
   p.limits.maxBatch = r.i64("max batch");

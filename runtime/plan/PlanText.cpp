@@ -133,7 +133,8 @@ std::string describePlan(const Plan &plan) {
     weightBytes += n;
   }
   os << "weights: " << plan.weights.size() << " tensors, "
-     << formatBytes(weightBytes) << " (seed " << plan.weightSeed << ")\n";
+     << formatBytes(weightBytes) << " (random: seed " << plan.weightSeed
+     << ", std " << plan.weightInitStd << ")\n";
   for (const Program &p : plan.programs)
     describeProgram(os, plan, p);
   return os.str();

@@ -20,6 +20,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <set>
 
 using namespace strata;
 
@@ -251,7 +252,7 @@ TEST_CASE("verifying a chain-shaped draft equals decoding it token by "
   for (const char *model : kModels) {
     INFO(model);
     plan::Plan plan = compile(model, 256, /*fused=*/true);
-    WeightStore weights = WeightStore::random(plan, 0.02);
+    WeightStore weights = WeightStore::random(plan);
     const std::vector<int32_t> p = prompt(19, 8), draft = {17, 250, 3, 99};
     const int64_t vocab = plan.vocabSize;
 
@@ -282,4 +283,18 @@ TEST_CASE("verifying a chain-shaped draft equals decoding it token by "
       CHECK(relativeError(row, decoded) < kTolerance);
     }
   }
+}
+
+TEST_CASE("phase programs share one copy of each weight") {
+  plan::Plan plan = compile("tiny-qwen3.yaml", 256, /*fused=*/true);
+  REQUIRE(plan.programs.size() == 4);
+  std::set<std::string> names;
+  for (const plan::Weight &w : plan.weights)
+    CHECK(names.insert(w.name).second);
+  // Every program refers to the same weights by index.
+  for (const plan::Program &p : plan.programs)
+    for (const plan::Buffer &b : p.buffers)
+      if (b.kind == plan::BufferKind::Weight)
+        CHECK(plan.weights[b.weight].name == b.name);
+  CHECK(plan.weightInitStd == 0.02);
 }

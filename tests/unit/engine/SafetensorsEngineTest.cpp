@@ -51,7 +51,7 @@ plan::Plan compile(const std::string &model, bool fused) {
 /// The plan's random weights as checkpoint tensors; `asF32` widens the
 /// bf16 values to fp32 (exactly), so loading must round them back.
 std::vector<StTensor> checkpointOf(const plan::Plan &plan, bool asF32) {
-  WeightStore store = WeightStore::random(plan, EngineOptions{}.initStd);
+  WeightStore store = WeightStore::random(plan);
   std::vector<StTensor> out;
   // Phase programs each list their weights, so a name can repeat.
   std::set<std::string> written;
