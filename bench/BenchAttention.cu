@@ -9,6 +9,7 @@
 // also reports TFLOP/s (4 * Hq * D * sum of visible keys: QK^T and PV,
 // causal counted as the lower triangle) against ~790 TFLOP/s and against
 // PyTorch SDPA's ~610 TFLOP/s on the same shape.
+#include "bench/BenchFill.cuh"
 #include "bench/BenchUtil.h"
 #include "kernels/attention/Attention.h"
 
@@ -31,23 +32,6 @@ namespace {
 constexpr double kBf16TflopCeiling = 790.0;
 constexpr double kSdpaPrefillTflops = 610.0;
 constexpr int kHq = 32, kHkv = 8, kD = 128, kBlock = 16;
-
-__global__ void fillNormalBf16(__nv_bfloat16 *p, int64_t n, uint32_t seed) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    uint32_t x = static_cast<uint32_t>(i) * 0x9e3779b9u ^ seed;
-    float sum = 0.f;
-    for (int r = 0; r < 4; ++r) {
-      x ^= x >> 16;
-      x *= 0x7feb352du;
-      x ^= x >> 15;
-      x *= 0x846ca68bu;
-      x ^= x >> 16;
-      sum += (x >> 8) * (1.0f / 16777216.0f);
-    }
-    p[i] = __float2bfloat16_rn((sum - 2.0f) * 1.7320508f);
-  }
-}
 
 template <typename E> struct DevBuf {
   E *p = nullptr;

@@ -10,6 +10,7 @@
 // tensor-core rate against the ~790 TFLOP/s bf16 GEMM ceiling; its flops are
 // those of the chunked algorithm (per 64-token chunk and head: scores,
 // scores x V, q x state and the state update).
+#include "bench/BenchFill.cuh"
 #include "bench/BenchUtil.h"
 #include "kernels/linear_attention/LightningAttention.h"
 
@@ -27,25 +28,6 @@ using namespace strata::kernels;
 namespace {
 
 constexpr double kBf16TflopCeiling = 790.0;
-
-/// Fills n 16-bit values with a hash-based approximation of N(0, 1) (sum of
-/// four uniforms, rescaled): realistic magnitudes without a host round trip.
-__global__ void fillNormalBf16(__nv_bfloat16 *p, int64_t n, uint32_t seed) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    uint32_t x = static_cast<uint32_t>(i) * 0x9e3779b9u ^ seed;
-    float sum = 0.f;
-    for (int r = 0; r < 4; ++r) {
-      x ^= x >> 16;
-      x *= 0x7feb352du;
-      x ^= x >> 15;
-      x *= 0x846ca68bu;
-      x ^= x >> 16;
-      sum += (x >> 8) * (1.0f / 16777216.0f);
-    }
-    p[i] = __float2bfloat16_rn((sum - 2.0f) * 1.7320508f);
-  }
-}
 
 __global__ void fillConstant(float *p, int64_t n, float value) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;

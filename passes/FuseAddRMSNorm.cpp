@@ -64,11 +64,9 @@ public:
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<AddThenNorm>(&getContext());
-    FrozenRewritePatternSet frozen(std::move(patterns));
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      if (readPhaseFacts(func) &&
-          failed(applyPatternsAndFoldGreedily(func, frozen)))
-        return signalPassFailure();
+    if (failed(applyToPhaseFunctions(
+            getOperation(), FrozenRewritePatternSet(std::move(patterns)))))
+      signalPassFailure();
   }
 };
 

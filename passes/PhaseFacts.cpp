@@ -3,6 +3,7 @@
 #include "passes/PhaseFacts.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 
@@ -34,6 +35,15 @@ RopeVariant ropeVariantFor(const PhaseFacts &facts) {
   if (facts.draft != DraftShape::None)
     return RopeVariant::Tree;
   return RopeVariant::Continuous;
+}
+
+LogicalResult applyToPhaseFunctions(ModuleOp module,
+                                    const FrozenRewritePatternSet &patterns) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (readPhaseFacts(func) &&
+        failed(applyPatternsAndFoldGreedily(func, patterns)))
+      return failure();
+  return success();
 }
 
 int64_t moduleFact(ModuleOp module, StringRef name) {

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
 
 #include <optional>
 
@@ -46,6 +47,12 @@ std::optional<PhaseFacts> readPhaseFacts(mlir::func::FuncOp func);
 
 /// The RoPE + KV-write kernel that the facts call for.
 RopeVariant ropeVariantFor(const PhaseFacts &facts);
+
+/// Applies `patterns` greedily to every phase function of `module` (those
+/// readPhaseFacts accepts); fails when a rewrite does not converge.
+mlir::LogicalResult
+applyToPhaseFunctions(mlir::ModuleOp module,
+                      const mlir::FrozenRewritePatternSet &patterns);
 
 /// An i64 module attribute, or 0 when absent.
 int64_t moduleFact(mlir::ModuleOp module, llvm::StringRef name);
