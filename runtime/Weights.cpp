@@ -2,6 +2,7 @@
 
 #include "kernels/cpu/HalfTypes.h"
 #include "kernels/cpu/SamplingRef.h"
+#include "runtime/RandomWeights.h"
 #include "runtime/Safetensors.h"
 
 #include <chrono>
@@ -15,19 +16,6 @@
 namespace strata {
 
 namespace {
-
-/// FNV-1a: a stable name hash, so values do not depend on weight order.
-uint64_t nameHash(const std::string &name) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : name)
-    h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 void store(plan::DType dtype, float value, uint8_t *dst) {
   uint16_t bits = 0;
@@ -59,9 +47,10 @@ std::vector<uint8_t> randomTensor(const std::string &name, plan::DType dtype,
                                   int64_t count, uint64_t seed, double std) {
   const uint64_t width = plan::byteWidth(dtype);
   std::vector<uint8_t> out(count * width);
-  const uint64_t h = nameHash(name);
-  bool norm = endsWith(name, "norm.weight");
-  bool bias = endsWith(name, ".bias");
+  const uint64_t h = weightNameHash(name);
+  const RandomInit init = randomInitOf(name);
+  bool norm = init == RandomInit::One;
+  bool bias = init == RandomInit::Zero;
   for (int64_t i = 0; i < count; ++i) {
     float value;
     if (norm) {
