@@ -1,6 +1,10 @@
 #include "tools/common/ArgParser.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 namespace strata::tools {
@@ -102,6 +106,49 @@ bool ArgParser::parse(const std::vector<std::string> &args) {
     values_[name] = value;
   }
   return true;
+}
+
+bool parseInteger(const std::string &text, int64_t lo, int64_t hi,
+                  int64_t &out) {
+  // strtoll skips leading blanks and accepts a sign; " 5" is not a clean
+  // value, so the first character must start the number itself.
+  if (text.empty() || std::isspace((unsigned char)text[0]))
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno || *end || v < lo || v > hi)
+    return false;
+  out = v;
+  return true;
+}
+
+bool parseNumber(const std::string &text, double &out) {
+  if (text.empty() || std::isspace((unsigned char)text[0]))
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  out = std::strtod(text.c_str(), &end);
+  return !errno && !*end && std::isfinite(out);
+}
+
+bool parseIntegerList(const std::string &text, int64_t lo, int64_t hi,
+                      std::vector<int64_t> &out) {
+  out.clear();
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    int64_t v = 0;
+    if (!parseInteger(text.substr(start, comma == std::string::npos
+                                             ? std::string::npos
+                                             : comma - start),
+                      lo, hi, v))
+      return false;
+    out.push_back(v);
+    if (comma == std::string::npos)
+      return true;
+    start = comma + 1;
+  }
 }
 
 bool ArgParser::has(const std::string &name) const {

@@ -7,6 +7,7 @@
 #ifndef STRATA_TOOLS_COMMON_ARGPARSER_H
 #define STRATA_TOOLS_COMMON_ARGPARSER_H
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -53,6 +54,16 @@ private:
 
 /// Levenshtein distance, for "did you mean" suggestions.
 size_t editDistance(const std::string &a, const std::string &b);
+
+/// Option values: a whole decimal integer in [lo, hi], a whole finite
+/// number, or a comma-separated list of integers in [lo, hi] ("1,8,32").
+/// False (and `out` unspecified) for anything else: empty text, trailing
+/// characters, overflow, an empty list item.
+bool parseInteger(const std::string &text, int64_t lo, int64_t hi,
+                  int64_t &out);
+bool parseNumber(const std::string &text, double &out);
+bool parseIntegerList(const std::string &text, int64_t lo, int64_t hi,
+                      std::vector<int64_t> &out);
 
 } // namespace strata::tools
 

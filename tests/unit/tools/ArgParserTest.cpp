@@ -72,3 +72,40 @@ TEST_CASE("edit distance") {
   CHECK(strata::tools::editDistance("kitten", "sitting") == 3);
   CHECK(strata::tools::editDistance("same", "same") == 0);
 }
+
+TEST_CASE("integer option values are whole, in range and clean") {
+  using strata::tools::parseInteger;
+  int64_t v = 0;
+  CHECK(parseInteger("42", 1, 100, v));
+  CHECK(v == 42);
+  CHECK_FALSE(parseInteger("", 1, 100, v));
+  CHECK_FALSE(parseInteger("0", 1, 100, v));
+  CHECK_FALSE(parseInteger("101", 1, 100, v));
+  CHECK_FALSE(parseInteger("4x", 1, 100, v));
+  CHECK_FALSE(parseInteger(" 4", 1, 100, v));
+  CHECK_FALSE(parseInteger("99999999999999999999", 1, INT64_MAX, v));
+}
+
+TEST_CASE("number option values are whole and finite") {
+  using strata::tools::parseNumber;
+  double d = 0;
+  CHECK(parseNumber("4140.5", d));
+  CHECK(d == 4140.5);
+  CHECK_FALSE(parseNumber("", d));
+  CHECK_FALSE(parseNumber("1.5GB", d));
+  CHECK_FALSE(parseNumber("inf", d));
+  CHECK_FALSE(parseNumber("nan", d));
+}
+
+TEST_CASE("integer lists are comma-separated with no empty item") {
+  using strata::tools::parseIntegerList;
+  std::vector<int64_t> v;
+  REQUIRE(parseIntegerList("1,8,32", 1, 4096, v));
+  CHECK(v == std::vector<int64_t>{1, 8, 32});
+  REQUIRE(parseIntegerList("7", 1, 4096, v));
+  CHECK(v == std::vector<int64_t>{7});
+  CHECK_FALSE(parseIntegerList("1,,8", 1, 4096, v));
+  CHECK_FALSE(parseIntegerList("1,8,", 1, 4096, v));
+  CHECK_FALSE(parseIntegerList("", 1, 4096, v));
+  CHECK_FALSE(parseIntegerList("1,0", 1, 4096, v));
+}
