@@ -22,6 +22,7 @@ struct Subcommand {
 };
 
 const Subcommand kSubcommands[] = {
+    {"bench", "measure prefill and decode tokens/s of a model", runBenchmark},
     {"compile", "import a model YAML and print its IR (--emit=ir)",
      runCompile},
     {"import-hf", "write a model YAML for a Hugging Face checkpoint folder",

@@ -1,0 +1,289 @@
+#include "tools/common/BenchCommand.h"
+
+#include "runtime/Devices.h"
+#include "tools/common/BenchReport.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include <unistd.h>
+
+namespace strata::tools {
+
+void addBenchOptions(ArgParser &parser) {
+  parser.addOption("prompt-tokens", "N",
+                   "prompt length of the ppN test (default 512; 0 skips it)");
+  parser.addOption("gen-tokens", "N",
+                   "decode steps of the tgN test (default 128; 0 skips it)");
+  parser.addOption("batch", "B,B,...",
+                   "batch sizes, comma-separated (default 1,8,32)");
+  parser.addOption("repetitions", "R",
+                   "timed runs per test after one warm-up (default 5)");
+  parser.addOption("device", "cpu|cuda",
+                   "where to run (default: cuda when this build has CUDA "
+                   "and a device is present, else cpu)");
+  parser.addFlag("no-graphs", "CUDA: launch every decode kernel instead of "
+                              "replaying captured graphs");
+  parser.addOption("weights", "PATH",
+                   "load the weights from a .safetensors file or a "
+                   "model.safetensors.index.json (default: the model's "
+                   "weights)");
+  parser.addOption("output", "md|json",
+                   "a markdown table (default) or JSON with every run");
+  parser.addOption("bandwidth-gbs", "GBS",
+                   "memory bandwidth of the decode roofline in GB/s "
+                   "(default 4140, the H200's measured read bandwidth)");
+}
+
+int64_t BenchSettings::maxBatch() const {
+  return *std::max_element(batches.begin(), batches.end());
+}
+
+namespace {
+
+std::string cpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos && colon + 2 <= line.size())
+        return line.substr(colon + 2);
+    }
+  return "unknown CPU";
+}
+
+} // namespace
+
+int parseBenchSettings(const std::string &tool, const ArgParser &parser,
+                       BenchSettings &s) {
+  auto usage = [&](const std::string &message) {
+    std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
+    return 2;
+  };
+  // Generous ceilings that still keep B * N and the KV pool in range.
+  const int64_t kMaxTokens = 1 << 20, kMaxBatch = 4096;
+  for (auto [name, value] :
+       {std::pair<const char *, int64_t *>{"prompt-tokens", &s.promptTokens},
+        {"gen-tokens", &s.genTokens}})
+    if (parser.has(name) &&
+        !parseInteger(parser.get(name), 0, kMaxTokens, *value))
+      return usage(std::string("--") + name +
+                   " expects an integer in [0, 1048576], got '" +
+                   parser.get(name) + "'");
+  if (s.promptTokens == 0 && s.genTokens == 0)
+    return usage("--prompt-tokens 0 and --gen-tokens 0 leave nothing to run");
+  if (parser.has("batch") &&
+      !parseIntegerList(parser.get("batch"), 1, kMaxBatch, s.batches))
+    return usage("--batch expects comma-separated integers in [1, 4096], "
+                 "got '" +
+                 parser.get("batch") + "'");
+  if (parser.has("repetitions") &&
+      !parseInteger(parser.get("repetitions"), 1, 1000, s.repetitions))
+    return usage("--repetitions expects an integer in [1, 1000], got '" +
+                 parser.get("repetitions") + "'");
+  std::string output = parser.get("output", "md");
+  if (output != "md" && output != "json")
+    return usage("--output expects md or json, got '" + output + "'");
+  s.json = output == "json";
+  if (parser.has("bandwidth-gbs") &&
+      (!parseNumber(parser.get("bandwidth-gbs"), s.bandwidthGBs) ||
+       s.bandwidthGBs <= 0))
+    return usage("--bandwidth-gbs expects a positive number, got '" +
+                 parser.get("bandwidth-gbs") + "'");
+  s.cudaGraphs = !parser.has("no-graphs");
+  if (parser.has("weights")) {
+    s.weightsPath = parser.get("weights");
+    if (s.weightsPath.empty())
+      return usage("--weights expects a path");
+  }
+
+  std::string device = parser.get("device", "");
+  if (!device.empty() && device != "cpu" && device != "cuda")
+    return usage("--device expects cpu or cuda, got '" + device + "'");
+  // The device query is cheap without CUDA and needed for the default.
+  DeviceQuery query = queryDevices();
+  const bool haveCuda = !query.devices.empty();
+  if (device == "cuda" && !haveCuda) {
+    std::fprintf(stderr, "%s: error: --device cuda: %s\n", tool.c_str(),
+                 query.reason.c_str());
+    return 1;
+  }
+  if (device.empty())
+    device = haveCuda ? "cuda" : "cpu";
+  s.device = device == "cuda" ? Device::Cuda : Device::Cpu;
+  if (parser.has("device"))
+    s.deviceWhy = "--device " + device;
+  else if (haveCuda)
+    s.deviceWhy = "default: a CUDA device is present";
+  else
+    s.deviceWhy = "default: no CUDA device (" + query.reason + ")";
+  s.deviceName =
+      s.device == Device::Cuda ? query.devices.front().name : cpuModel();
+  return 0;
+}
+
+std::vector<int32_t> benchPrompt(int64_t seq, int64_t tokens, int64_t vocab) {
+  // Strides coprime to any vocabulary size that matters keep neighbouring
+  // tokens and sequences apart; id 0 is avoided (often a special token).
+  std::vector<int32_t> ids;
+  ids.reserve(size_t(tokens));
+  for (int64_t t = 0; t < tokens; ++t)
+    ids.push_back(int32_t(1 + (seq * 7919 + t * 104729) % (vocab - 1)));
+  return ids;
+}
+
+namespace {
+
+/// One test at one batch size: the requests of a run.
+std::vector<GenerationRequest>
+requestsFor(bool decode, int64_t batch, const BenchSettings &s, int64_t vocab) {
+  std::vector<GenerationRequest> requests(static_cast<size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b) {
+    GenerationRequest &r = requests[size_t(b)];
+    if (decode) {
+      // One prompt token, whose prefill yields the first new token; then
+      // genTokens decode steps of every sequence together.
+      r.prompt = benchPrompt(b, 1, vocab);
+      r.maxNewTokens = s.genTokens + 1;
+    } else {
+      // Prefill up to the first token: no decode step follows.
+      r.prompt = benchPrompt(b, s.promptTokens, vocab);
+      r.maxNewTokens = 1;
+    }
+  }
+  return requests;
+}
+
+} // namespace
+
+int runBench(const BenchSettings &s, const BenchSource &source,
+             plan::Plan plan) {
+  const char *tool = source.tool.c_str();
+  if (s.maxBatch() > plan.limits.maxBatch) {
+    std::fprintf(stderr,
+                 "%s: error: --batch %lld exceeds the plan's limit of %lld "
+                 "sequences per step (strata compile --max-batch)\n",
+                 tool, (long long)s.maxBatch(),
+                 (long long)plan.limits.maxBatch);
+    return 2;
+  }
+  if (plan.vocabSize < 2) {
+    std::fprintf(stderr, "%s: error: the plan's vocabulary has %lld tokens\n",
+                 tool, (long long)plan.vocabSize);
+    return 1;
+  }
+
+  BenchMetadata meta;
+  meta.tool = source.tool;
+  meta.version = source.version;
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) == 0)
+    meta.host = host;
+  meta.cpu = cpuModel();
+  meta.cpuThreads = std::thread::hardware_concurrency();
+  meta.device = s.device == Device::Cuda ? "cuda" : "cpu";
+  meta.deviceName = s.deviceName;
+  meta.deviceWhy = s.deviceWhy;
+  meta.cudaGraphs = s.cudaGraphs;
+  meta.model = plan.modelName;
+  meta.planSource = source.planSource;
+  meta.planMaxTokens = plan.limits.maxTokens;
+  meta.planMaxBatch = plan.limits.maxBatch;
+  for (const plan::Program &p : plan.programs)
+    meta.programs.push_back(p.phase);
+  meta.weightBytes = decodeWeightBytes(plan);
+  meta.planWeightBytes = weightBytes(plan);
+  meta.promptTokens = s.promptTokens;
+  meta.genTokens = s.genTokens;
+  meta.repetitions = s.repetitions;
+  meta.batches = s.batches;
+  meta.bandwidthGBs = s.bandwidthGBs;
+
+  EngineOptions options;
+  options.device = s.device;
+  options.cudaGraphs = s.cudaGraphs;
+  // Only token ids are needed; copying logits back would be timed too.
+  options.keepLogits = false;
+  options.weightsPath =
+      s.weightsPath.empty() ? source.defaultWeights : s.weightsPath;
+  meta.weights = options.weightsPath.empty()
+                     ? "random (seed " + std::to_string(plan.weightSeed) + ")"
+                     : options.weightsPath;
+
+  const int64_t vocab = plan.vocabSize;
+  std::string error;
+  std::unique_ptr<Engine> engine =
+      Engine::create(std::move(plan), options, error);
+  if (!engine) {
+    // Errors about a file (the weights) already read "FILE: error: ...".
+    if (error.find(": error: ") != std::string::npos)
+      std::fprintf(stderr, "%s\n", error.c_str());
+    else
+      std::fprintf(stderr, "%s: error: %s\n", tool, error.c_str());
+    return 1;
+  }
+  if (s.json)
+    std::fprintf(stderr, "%s: device %s (%s; %s)\n", tool, meta.device.c_str(),
+                 meta.deviceName.c_str(), meta.deviceWhy.c_str());
+
+  const bool progress = isatty(fileno(stderr));
+  std::vector<BenchResult> results;
+  for (bool decode : {false, true}) {
+    const int64_t n = decode ? s.genTokens : s.promptTokens;
+    if (n == 0)
+      continue;
+    for (int64_t batch : s.batches) {
+      BenchResult r;
+      r.decode = decode;
+      r.batch = batch;
+      r.test = (decode ? "tg" : "pp") + std::to_string(n);
+      std::vector<GenerationRequest> requests =
+          requestsFor(decode, batch, s, vocab);
+      std::vector<GenerationResult> outputs;
+      // Run 0 is the warm-up (first-touch allocation, graph capture).
+      for (int64_t run = 0; run <= s.repetitions; ++run) {
+        if (progress)
+          std::fprintf(stderr, "\r%s batch %lld: run %lld of %lld ",
+                       r.test.c_str(), (long long)batch, (long long)run,
+                       (long long)s.repetitions);
+        GenerationTimings t;
+        if (!engine->generate(requests, outputs, t, error)) {
+          std::fprintf(stderr, "%s%s: error: %s batch %lld: %s\n",
+                       progress ? "\n" : "", tool, r.test.c_str(),
+                       (long long)batch, error.c_str());
+          return 1;
+        }
+        if (run == 0)
+          continue;
+        if (decode) {
+          r.stepsPerRun = t.decodeSteps;
+          r.tokensPerRun = batch * t.decodeSteps;
+          r.seconds.push_back(t.decodeSeconds);
+        } else {
+          r.tokensPerRun = t.prefillTokens;
+          r.seconds.push_back(t.prefillSeconds);
+        }
+      }
+      if (decode) {
+        // Decode step k (from 0) writes position k + 1 and attends over
+        // positions 0 to k + 1 (the prompt token onwards): k + 2 tokens.
+        r.meanContext = 2.0 + double(s.genTokens - 1) / 2.0;
+        r.stepBytes = decodeStepBytes(engine->plan(), batch, r.meanContext);
+      }
+      results.push_back(std::move(r));
+    }
+  }
+  if (progress)
+    std::fprintf(stderr, "\r%60s\r", "");
+  if (s.json)
+    printJson(stdout, meta, results);
+  else
+    printMarkdown(stdout, meta, results);
+  return 0;
+}
+
+} // namespace strata::tools

@@ -1,0 +1,67 @@
+// The end-to-end benchmark shared by `strata bench MODEL.yaml` and
+// `strata-bench MODEL.splan`: prefill (ppN) and decode (tgN) throughput of
+// the Engine at several batch sizes, each repeated after a warm-up run,
+// with the decode steps held against the memory roofline
+// (tools/common/DecodeRoofline.h).
+#ifndef STRATA_TOOLS_COMMON_BENCHCOMMAND_H
+#define STRATA_TOOLS_COMMON_BENCHCOMMAND_H
+
+#include "runtime/Engine.h"
+#include "runtime/plan/Plan.h"
+#include "tools/common/ArgParser.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata::tools {
+
+/// Declares --prompt-tokens, --gen-tokens, --batch, --repetitions,
+/// --device, --no-graphs, --weights, --output and --bandwidth-gbs.
+void addBenchOptions(ArgParser &parser);
+
+struct BenchSettings {
+  int64_t promptTokens = 512; ///< 0 skips the pp tests
+  int64_t genTokens = 128;    ///< 0 skips the tg tests
+  std::vector<int64_t> batches{1, 8, 32};
+  int64_t repetitions = 5;
+  Device device = Device::Cpu;
+  std::string deviceName; ///< the GPU's or the CPU's name
+  std::string deviceWhy;  ///< why this device was picked
+  bool cudaGraphs = true;
+  bool json = false;
+  double bandwidthGBs = 4140.0;
+  /// --weights; empty: the caller's default.
+  std::string weightsPath;
+  int64_t maxBatch() const;
+};
+
+/// Reads and checks the options and picks the device. Returns 0, or the
+/// exit code after printing one message prefixed by `tool`: 2 for a bad
+/// option value, 1 for `--device cuda` where no CUDA device can be used.
+int parseBenchSettings(const std::string &tool, const ArgParser &parser,
+                       BenchSettings &settings);
+
+/// What the report says about where the plan and weights came from.
+struct BenchSource {
+  std::string tool;       ///< "strata bench" or "strata-bench"
+  std::string version;    ///< the tool's version
+  std::string planSource; ///< "file M.splan", "compiled from M.yaml ..."
+  /// Weights when --weights is absent: a safetensors path, or empty for
+  /// the plan's random weights.
+  std::string defaultWeights;
+};
+
+/// Runs every test and prints the report on stdout. Returns the exit code:
+/// 2 when a batch exceeds the plan's limit, 1 when the engine or a run
+/// fails (the weights, memory), else 0.
+int runBench(const BenchSettings &settings, const BenchSource &source,
+             plan::Plan plan);
+
+/// The prompt of sequence `seq` with `tokens` ids: deterministic, spread
+/// over the vocabulary, and different for every sequence.
+std::vector<int32_t> benchPrompt(int64_t seq, int64_t tokens, int64_t vocab);
+
+} // namespace strata::tools
+
+#endif // STRATA_TOOLS_COMMON_BENCHCOMMAND_H
