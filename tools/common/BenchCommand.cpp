@@ -104,8 +104,11 @@ int parseBenchSettings(const std::string &tool, const ArgParser &parser,
   std::string device = parser.get("device", "");
   if (!device.empty() && device != "cpu" && device != "cuda")
     return usage("--device expects cpu or cuda, got '" + device + "'");
-  // The device query is cheap without CUDA and needed for the default.
-  DeviceQuery query = queryDevices();
+  // Querying CUDA opens a context on every device: only when a GPU may be
+  // used.
+  DeviceQuery query;
+  if (device != "cpu")
+    query = queryDevices();
   const bool haveCuda = !query.devices.empty();
   if (device == "cuda" && !haveCuda) {
     std::fprintf(stderr, "%s: error: --device cuda: %s\n", tool.c_str(),
@@ -127,8 +130,9 @@ int parseBenchSettings(const std::string &tool, const ArgParser &parser,
 }
 
 std::vector<int32_t> benchPrompt(int64_t seq, int64_t tokens, int64_t vocab) {
-  // Strides coprime to any vocabulary size that matters keep neighbouring
-  // tokens and sequences apart; id 0 is avoided (often a special token).
+  // Two prime strides (per sequence, per position) spread the ids over the
+  // vocabulary and keep sequences apart; id 0 is avoided (often a special
+  // token). Needs vocab >= 2 (runBench checks).
   std::vector<int32_t> ids;
   ids.reserve(size_t(tokens));
   for (int64_t t = 0; t < tokens; ++t)
