@@ -20,3 +20,4 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(
     ("%expect-exit", sys.executable + " " + os.path.join(config.test_source_root, "expect_exit.py")))
 config.substitutions.append(("%models", os.path.join(config.strata_src_root, "models")))
+config.substitutions.append(("%python", sys.executable))

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace strata::tools {
 
@@ -31,6 +32,35 @@ bool parseDouble(const std::string &text, double &out) {
   return !errno && !*end;
 }
 
+/// Writes the last logits row of every result as JSON:
+/// {"vocab_size": V, "rows": [[l0, l1, ...], ...]}, one row per sequence,
+/// each value printed with 9 significant digits so that the fp32 value
+/// reads back exactly.
+bool writeLogits(const std::string &path,
+                 const std::vector<GenerationResult> &results,
+                 std::string &error) {
+  FILE *f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    error = path + ": error: cannot write logits: " + std::strerror(errno);
+    return false;
+  }
+  size_t vocab = results.empty() ? 0 : results[0].lastLogits.size();
+  std::fprintf(f, "{\"vocab_size\": %zu, \"rows\": [", vocab);
+  for (size_t r = 0; r < results.size(); ++r) {
+    std::fprintf(f, "%s\n  [", r ? "," : "");
+    const std::vector<float> &row = results[r].lastLogits;
+    for (size_t i = 0; i < row.size(); ++i)
+      std::fprintf(f, "%s%.9g", i ? ", " : "", double(row[i]));
+    std::fprintf(f, "]");
+  }
+  std::fprintf(f, "\n]}\n");
+  bool ok = !std::ferror(f);
+  ok &= std::fclose(f) == 0;
+  if (!ok)
+    error = path + ": error: cannot write logits: " + std::strerror(errno);
+  return ok;
+}
+
 } // namespace
 
 void addRunOptions(ArgParser &parser) {
@@ -50,6 +80,9 @@ void addRunOptions(ArgParser &parser) {
                    "load the weights from a .safetensors file or a "
                    "model.safetensors.index.json (default: the model's "
                    "weights)");
+  parser.addOption("logits-out", "FILE",
+                   "write the logits row of each sequence's last step "
+                   "(fp32, as JSON) to FILE");
 }
 
 int runGeneration(const std::string &tool, const ArgParser &parser,
@@ -120,6 +153,14 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
       parser.has("weights") ? parser.get("weights") : defaultWeights;
   if (parser.has("weights") && options.weightsPath.empty())
     return usage("--weights expects a path");
+  std::string logitsOut = parser.has("logits-out") ? parser.get("logits-out")
+                                                   : std::string();
+  if (parser.has("logits-out") && logitsOut.empty())
+    return usage("--logits-out expects a path");
+  if (!logitsOut.empty() && request.maxNewTokens == 0)
+    return usage("--logits-out needs --max-new-tokens of at least 1 (the "
+                 "logits are those of the step that produced the last "
+                 "token)");
 
   std::string error;
   std::unique_ptr<Engine> engine = Engine::create(std::move(plan), options,
@@ -138,6 +179,19 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
   if (!engine->generate(requests, results, timings, error)) {
     std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), error.c_str());
     return 1;
+  }
+  if (!logitsOut.empty()) {
+    for (const GenerationResult &r : results)
+      if (r.lastLogits.empty()) {
+        std::fprintf(stderr, "%s: error: the engine kept no logits to write "
+                             "to '%s'\n",
+                     tool.c_str(), logitsOut.c_str());
+        return 1;
+      }
+    if (!writeLogits(logitsOut, results, error)) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      return 1;
+    }
   }
   for (size_t r = 0; r < results.size(); ++r) {
     if (results.size() > 1)
