@@ -70,8 +70,12 @@ private:
     return b.create<WeightOp>(loc, tensor(shape), b.getStringAttr(name));
   }
   Value rmsNorm(Value x, const std::string &weightName, int64_t size) {
+    return rmsNorm(x, weightName, size, spec.normEps);
+  }
+  Value rmsNorm(Value x, const std::string &weightName, int64_t size,
+                double eps) {
     return b.create<RMSNormOp>(loc, x, weight(weightName, {size}),
-                               b.getF64FloatAttr(spec.normEps));
+                               b.getF64FloatAttr(eps));
   }
   Value linear(Value x, const std::string &prefix, int64_t out, int64_t in,
                bool bias = false) {
@@ -211,7 +215,7 @@ Value ForwardBuilder::linearLayer(Value x, const std::string &prefix,
   linearState = op.getNewState();
   Value o = b.create<MergeHeadsOp>(loc, op.getOut());
   if (l.outputNorm)
-    o = rmsNorm(o, attn + ".norm.weight", inner);
+    o = rmsNorm(o, attn + ".norm.weight", inner, l.normEps);
   if (l.outputGate) {
     // MiniMax: the gate is computed from the layer's (normed) input.
     Value gate = linear(x, attn + ".output_gate", inner, hidden);
@@ -227,7 +231,7 @@ Value ForwardBuilder::mlp(Value h, const std::string &prefix) {
   Value up = linear(x, prefix + ".mlp.up_proj", inter, hidden);
   Value act = b.create<SiluMulOp>(loc, gate, up);
   Value down = linear(act, prefix + ".mlp.down_proj", hidden, inter);
-  return b.create<AddOp>(loc, h, down);
+  return b.create<AddOp>(loc, spec.residualFromNorm ? x : h, down);
 }
 
 FailureOr<OwningOpRef<ModuleOp>> ForwardBuilder::build() {
@@ -307,7 +311,9 @@ FailureOr<OwningOpRef<ModuleOp>> ForwardBuilder::build() {
     Value attn = layer.kind == LayerKind::LinearAttention
                      ? linearLayer(x, prefix, layer, linearIndex++)
                      : softmaxLayer(x, prefix, layer, softmaxIndex++);
-    h = b.create<AddOp>(loc, h, attn);
+    // The residual stream continues from the layer input, or from its normed
+    // value (ModelSpec::residualFromNorm).
+    h = b.create<AddOp>(loc, spec.residualFromNorm ? x : h, attn);
     h = mlp(h, prefix);
   }
 

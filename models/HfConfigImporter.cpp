@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -295,15 +296,25 @@ void Converter::checkMiniMaxExtras() {
         ctx_.fail(*f, "'" + std::string(name) + "' is " + f->node.Scalar() +
                           "; the format cannot express residual scaling "
                           "(only 1 is supported)");
+  // transformers' MiniMax layers always continue the residual stream from
+  // the normed input (the original code's postnorm); the converted file says
+  // `residual: normed`, so a config that asks for the other form is wrong.
   if (auto f = get("postnorm"))
-    if (ctx_.boolean(*f))
-      ctx_.fail(*f, "'postnorm' true is not supported; the format describes "
-                    "pre-norm residual blocks only");
-  if (auto f = get("num_local_experts"))
-    if (ctx_.positiveInt(*f) > 1)
-      ctx_.fail(*f, "mixture-of-experts MLPs are not supported "
-                    "('num_local_experts' is " +
-                        f->node.Scalar() + ")");
+    if (!ctx_.boolean(*f))
+      ctx_.fail(*f, "'postnorm' false is not supported: MiniMaxForCausalLM "
+                    "adds each block's output to its normed input");
+  // The MLP is a mixture of experts. With one expert, routed to by every
+  // token (a softmax over one logit is exactly 1), it is a dense MLP; the
+  // weights loader maps that expert's tensors.
+  Field experts = require("num_local_experts");
+  if (ctx_.positiveInt(experts) > 1)
+    ctx_.fail(experts, "mixture-of-experts MLPs are not supported "
+                       "('num_local_experts' is " +
+                           experts.node.Scalar() + "; only 1 is)");
+  Field perToken = require("num_experts_per_tok");
+  if (ctx_.positiveInt(perToken) != 1)
+    ctx_.fail(perToken, "'num_experts_per_tok' is " + perToken.node.Scalar() +
+                            "; with a single expert it must be 1");
   if (auto f = get("shared_intermediate_size"))
     if (ctx_.integer(*f) != 0)
       ctx_.fail(*f, "shared-expert MLPs are not supported "
@@ -459,10 +470,23 @@ std::vector<std::string> Converter::layerKinds(Arch arch, Field &from) {
   if (!kinds.empty())
     return kinds;
   if (arch == Arch::Qwen3) {
+    // transformers' rule: with use_sliding_window and a window, layers from
+    // max_window_layers on are sliding, the ones before are full.
     auto use = get("use_sliding_window");
-    if (use && ctx_.boolean(*use) && get("sliding_window"))
-      ctx_.fail(*use, "'use_sliding_window' true without 'layer_types' is "
-                      "not supported; give 'layer_types'");
+    if (!use || !ctx_.boolean(*use) || !get("sliding_window"))
+      return kinds;
+    std::optional<Field> maxWindow = get("max_window_layers");
+    if (!maxWindow)
+      ctx_.fail(*use, "'use_sliding_window' true needs 'max_window_layers' "
+                      "(or 'layer_types') to tell which layers are sliding");
+    int64_t first = ctx_.integer(*maxWindow);
+    if (first < 0)
+      ctx_.fail(*maxWindow, "'max_window_layers' must be at least 0, got " +
+                                maxWindow->node.Scalar());
+    int64_t numLayers = ctx_.positiveInt(require("num_hidden_layers"));
+    for (int64_t i = 0; i < numLayers; ++i)
+      kinds.push_back(i >= first ? "sliding_attention" : "full_attention");
+    from = *maxWindow;
     return kinds;
   }
   // Llama and Mistral: a window applies to every layer.
@@ -567,6 +591,8 @@ std::string Converter::convert(YamlOut &out) {
     out.line(std::string("tie_word_embeddings: ") +
                  (ctx_.boolean(*f) ? "true" : "false"),
              f->mark());
+  if (arch.arch == Arch::MiniMax)
+    out.line("residual: normed");
   if (!kinds.empty()) {
     std::string list;
     for (size_t i = 0; i < kinds.size(); ++i)
@@ -632,6 +658,13 @@ std::string Converter::convert(YamlOut &out) {
                       "given; expected one of them");
       rotaryDim = ctx_.positiveInt(*f);
       rotaryMark = f->mark();
+      // The original MiniMax code rotated the first rotary_dim elements;
+      // transformers' MiniMaxForCausalLM ignores the field and rotates the
+      // whole head, so only the value that changes nothing is accepted.
+      if (arch.arch == Arch::MiniMax && *rotaryDim != headDim)
+        ctx_.fail(*f, "'rotary_dim' " + f->node.Scalar() +
+                          " differs from head_dim " + std::to_string(headDim) +
+                          ": MiniMaxForCausalLM rotates the whole head");
     }
 
     out.line("", YAML::Mark::null_mark());
@@ -667,8 +700,28 @@ std::string Converter::convert(YamlOut &out) {
     out.line("linear_attention:");
     out.line("  num_heads: " + heads.node.Scalar(), heads.mark());
     out.line("  head_dim: " + std::to_string(headDim), headDimMark);
-    // MiniMax-Text-01's per-layer decay (models/DecaySlopes.h).
-    out.line("  decay_slopes: minimax");
+    // transformers' lightning layers normalise their output with the
+    // RMSNorm default epsilon, not rms_norm_eps.
+    out.line("  norm_eps: 1.0e-6");
+    // The per-layer decay as transformers computes it:
+    // 2^(-8(h+1)/H) * (1 - l/(L - 1 + 1e-5) + 1e-5), which differs from
+    // the original code's `minimax` scheme (ALiBi slopes, l/(L - 1)).
+    out.line("  decay_slopes:");
+    for (int64_t l = 0; l < numLayers; ++l) {
+      if (kinds[size_t(l)] != "linear_attention")
+        continue;
+      double factor = 1.0 - double(l) / (double(numLayers) - 1.0 + 1e-5) +
+                      1e-5;
+      std::string list;
+      for (int64_t h = 0; h < numHeads; ++h) {
+        double slope =
+            std::exp2(-8.0 * double(h + 1) / double(numHeads)) * factor;
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "%.17e", slope);
+        list += (h ? ", " : "") + std::string(buf);
+      }
+      out.line("    - [" + list + "]  # layer " + std::to_string(l));
+    }
   }
 
   out.line("", YAML::Mark::null_mark());

@@ -94,6 +94,9 @@ struct LinearAttentionSpec {
   bool outputGate = true;
   /// Chunk length of the chunked prefill algorithm.
   int64_t chunkSize = 256;
+  /// Epsilon of the output RMSNorm (the model's normEps unless the file
+  /// gives `linear_attention.norm_eps`).
+  double normEps = 1e-5;
 };
 
 /// Gated MLP: down(act(gate(x)) * up(x)); SiLU is the only activation of v1.
@@ -138,6 +141,10 @@ struct ModelSpec {
   int64_t maxPositionEmbeddings = 0;
   double normEps = 1e-5;
   bool tieWordEmbeddings = false;
+  /// What each residual connection adds the block's output to: the block's
+  /// input (false: `h + f(norm(h))`, pre-norm) or the normed input (true:
+  /// `norm(h) + f(norm(h))`, as MiniMax does).
+  bool residualFromNorm = false;
 
   AttentionSpec attention;    // valid when any layer is softmax
   LinearAttentionSpec linear; // valid when any layer is linear

@@ -117,9 +117,9 @@ ModelSpec SpecReader::read(const YAML::Node &root) {
   MapReader top(ctx_, rootField,
                 {"format", "name", "family", "dtype", "vocab_size",
                  "hidden_size", "num_layers", "max_position_embeddings",
-                 "norm_eps", "tie_word_embeddings", "layer_types",
-                 "layer_pattern", "attention", "linear_attention", "mlp",
-                 "weights"},
+                 "norm_eps", "tie_word_embeddings", "residual",
+                 "layer_types", "layer_pattern", "attention",
+                 "linear_attention", "mlp", "weights"},
                 kTopHints);
 
   ModelSpec spec;
@@ -153,6 +153,13 @@ ModelSpec SpecReader::read(const YAML::Node &root) {
       top.requirePositiveInt("max_position_embeddings");
   spec.normEps = top.requirePositiveNumber("norm_eps");
   spec.tieWordEmbeddings = top.optBool("tie_word_embeddings", false);
+  if (auto f = top.find("residual")) {
+    std::string r = ctx_.string(*f);
+    if (r != "input" && r != "normed")
+      ctx_.fail(*f, "unknown residual source '" + r +
+                        "' in 'residual'; expected input or normed");
+    spec.residualFromNorm = r == "normed";
+  }
 
   layers_ = readLayerKinds(top, numLayers);
   spec.layers.resize(layers_.size());
@@ -403,7 +410,7 @@ void SpecReader::readScaling(const Field &f, RopeScaling &scaling) {
 void SpecReader::readLinear(const MapReader &top, ModelSpec &spec) {
   MapReader lin(ctx_, *top.find("linear_attention"),
                 {"num_heads", "head_dim", "decay_slopes", "qkv_silu",
-                 "output_norm", "output_gate", "chunk_size"},
+                 "output_norm", "output_gate", "norm_eps", "chunk_size"},
                 {{"num_attention_heads", "num_heads"}});
   LinearAttentionSpec &l = spec.linear;
   Field headsField = lin.require("num_heads");
@@ -412,6 +419,13 @@ void SpecReader::readLinear(const MapReader &top, ModelSpec &spec) {
   l.qkvSilu = lin.optBool("qkv_silu", true);
   l.outputNorm = lin.optBool("output_norm", true);
   l.outputGate = lin.optBool("output_gate", true);
+  l.normEps = spec.normEps;
+  if (auto f = lin.find("norm_eps")) {
+    if (!l.outputNorm)
+      ctx_.fail(*f, "'linear_attention.norm_eps' is given but "
+                    "'linear_attention.output_norm' is false");
+    l.normEps = ctx_.positiveNumber(*f);
+  }
   if (auto f = lin.find("chunk_size"))
     l.chunkSize = ctx_.positiveInt(*f);
   readDecaySlopes(lin.require("decay_slopes"), spec);

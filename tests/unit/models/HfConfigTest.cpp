@@ -7,6 +7,7 @@
 
 #include "TestUtil.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -128,10 +129,10 @@ const char *kMiniMaxSmall = R"({
   "num_hidden_layers": 4,
   "num_key_value_heads": 2,
   "num_local_experts": 1,
-  "postnorm": false,
+  "postnorm": true,
   "rms_norm_eps": 1e-05,
   "rope_theta": 10000000,
-  "rotary_dim": 16,
+  "rotary_dim": 32,
   "shared_intermediate_size": 0,
   "sliding_window": null,
   "tie_word_embeddings": false,
@@ -226,21 +227,47 @@ TEST_CASE("Mistral-7B-v0.1 windows every layer", "[models][hf]") {
   }
 }
 
-TEST_CASE("MiniMax converts attn_type_list and the minimax decay",
+TEST_CASE("MiniMax converts attn_type_list and transformers' decay",
           "[models][hf]") {
   ModelSpec s = convertAndImport(kMiniMaxSmall);
   CHECK(s.family == "minimax");
   REQUIRE(s.numLayers() == 4);
   for (int i = 0; i < 3; ++i) {
     CHECK(s.layers[i].kind == LayerKind::LinearAttention);
-    CHECK(s.layers[i].decaySlopes == minimaxDecaySlopes(8, i, 4));
+    // transformers: 2^(-8(h+1)/H) * (1 - l/(L - 1 + 1e-5) + 1e-5).
+    REQUIRE(s.layers[i].decaySlopes.size() == 8);
+    for (int h = 0; h < 8; ++h)
+      CHECK(s.layers[i].decaySlopes[h] ==
+            Approx(std::exp2(-8.0 * (h + 1) / 8.0) *
+                   (1.0 - i / (3.0 + 1e-5) + 1e-5))
+                .epsilon(1e-15));
   }
   CHECK(s.layers[3].kind == LayerKind::FullAttention);
   CHECK(s.linear.numHeads == 8);
   CHECK(s.linear.headDim == 32);
+  CHECK(s.linear.normEps == 1e-6);
+  CHECK(s.normEps == 1e-5);
+  CHECK(s.residualFromNorm);
   CHECK(s.attention.numKvHeads == 2);
-  CHECK(s.rope.rotaryDim == 16);
+  CHECK(s.rope.rotaryDim == 32);
   CHECK(s.rope.theta == 1e7);
+}
+
+TEST_CASE("Qwen3 sliding layers follow max_window_layers", "[models][hf]") {
+  std::string json = replaced(kQwen3_06B, "\"use_sliding_window\": false",
+                              "\"use_sliding_window\": true");
+  json = replaced(json, "\"sliding_window\": null",
+                  "\"sliding_window\": 4096");
+  json = replaced(json, "\"max_window_layers\": 28",
+                  "\"max_window_layers\": 20");
+  ModelSpec s = convertAndImport(json);
+  REQUIRE(s.numLayers() == 28);
+  for (int i = 0; i < 28; ++i)
+    CHECK(s.layers[i].kind == (i >= 20 ? LayerKind::SlidingAttention
+                                       : LayerKind::FullAttention));
+  // Without the switch the window is not used at all.
+  for (const LayerSpec &l : convertAndImport(kQwen3_06B).layers)
+    CHECK(l.kind == LayerKind::FullAttention);
 }
 
 TEST_CASE("other accepted spellings", "[models][hf]") {
@@ -344,6 +371,21 @@ TEST_CASE("MiniMax features beyond v1", "[models][hf][errors]") {
   expectHfError(replaced(kMiniMaxSmall, "\"num_local_experts\": 1,",
                          "\"num_local_experts\": 32,"),
                 20, 24, "mixture-of-experts MLPs are not supported");
+  expectHfError(replaced(kMiniMaxSmall, "  \"num_local_experts\": 1,\n", ""),
+                1, 1, "missing required field 'num_local_experts'");
+  expectHfError(replaced(kMiniMaxSmall, "\"num_experts_per_tok\": 1,",
+                         "\"num_experts_per_tok\": 2,"),
+                17, 26,
+                "'num_experts_per_tok' is 2; with a single expert it must "
+                "be 1");
+  expectHfError(replaced(kMiniMaxSmall, "\"postnorm\": true,",
+                         "\"postnorm\": false,"),
+                21, 15, "'postnorm' false is not supported");
+  expectHfError(replaced(kMiniMaxSmall, "\"rotary_dim\": 32,",
+                         "\"rotary_dim\": 16,"),
+                24, 17,
+                "'rotary_dim' 16 differs from head_dim 32: MiniMaxForCausalLM "
+                "rotates the whole head");
   expectHfError(replaced(kMiniMaxSmall, "\"attn_type_list\": [0, 0, 0, 1],",
                          "\"attn_type_list\": [0, 2, 0, 1],"),
                 3, 25, "expected 0 (linear attention) or 1 (softmax");
