@@ -153,6 +153,131 @@ void convertInto(SafetensorsDType srcType, const uint8_t *src, int64_t count,
     store(dtype, loadValue(srcType, src + i * in), dst + i * out);
 }
 
+/// Where the values of one plan tensor come from: rows of one checkpoint
+/// tensor viewed as [rows, rowElems] (rowElems from the plan tensor's
+/// shape), in order; no ranges means the whole tensor.
+struct Source {
+  std::string tensor;
+  const SafetensorsCheckpoint::Entry *entry = nullptr;
+  std::vector<std::pair<int64_t, int64_t>> rows; // (first, count)
+};
+
+/// Hugging Face layouts that hold a plan tensor under another name, used
+/// only when the checkpoint lacks the plan's own name:
+///  - transformers' MiniMax lightning layers: one `qkv_proj` whose rows are
+///    [head][q|k|v][head_dim], and `out_proj` for `o_proj`;
+///  - a mixture-of-experts MLP of exactly one expert, which every token is
+///    routed to with weight 1 (a softmax over one logit), so that it is the
+///    dense MLP: `block_sparse_moe.experts.0.w1/w3/w2` (gate, up, down), or
+///    transformers' stacked `mlp.experts.gate_up_proj` [1, 2I, H] and
+///    `mlp.experts.down_proj` [1, H, I].
+/// `routers` collects the router tensors that a one-expert MLP makes
+/// unused. Returns false with `error` set when an alias exists but does not
+/// fit; `found` tells whether one was found.
+bool resolveAlias(const SafetensorsCheckpoint &ckpt, const plan::Plan &plan,
+                  const std::string &name, const std::vector<int64_t> &shape,
+                  Source &src, bool &found, std::set<std::string> &routers,
+                  std::string &error) {
+  found = false;
+  const std::string layers = "model.layers.";
+  if (name.compare(0, layers.size(), layers) != 0 || shape.size() != 2)
+    return true;
+  size_t dot = name.find('.', layers.size());
+  if (dot == std::string::npos)
+    return true;
+  std::string prefix = name.substr(0, dot + 1); // "model.layers.N."
+  std::string rest = name.substr(dot + 1);
+  auto lookup = [&](const std::string &tensor,
+                    const std::vector<int64_t> &expected) -> bool {
+    const SafetensorsCheckpoint::Entry *e = ckpt.find(prefix + tensor);
+    if (!e)
+      return false;
+    found = true;
+    src.tensor = prefix + tensor;
+    src.entry = e;
+    if (e->tensor->shape != expected) {
+      error = e->file->path() + ": error: tensor '" + src.tensor +
+              "' has shape " + shapeText(e->tensor->shape) +
+              ", the model expects " + shapeText(expected) + " (it holds '" +
+              name + "')";
+      return false;
+    }
+    return true;
+  };
+  auto expertCount = [&](const std::string &tensor) -> int64_t {
+    const SafetensorsCheckpoint::Entry *e = ckpt.find(prefix + tensor);
+    return e && !e->tensor->shape.empty() ? e->tensor->shape[0] : 0;
+  };
+  const int64_t rows = shape[0], cols = shape[1];
+
+  if (rest == "self_attn.o_proj.weight") {
+    if (!lookup("self_attn.out_proj.weight", shape) && found)
+      return false;
+    return true;
+  }
+  const char *qkv[] = {"self_attn.q_proj.weight", "self_attn.k_proj.weight",
+                       "self_attn.v_proj.weight"};
+  for (int j = 0; j < 3; ++j) {
+    if (rest != qkv[j])
+      continue;
+    int64_t heads = plan.linearState.heads, d = plan.linearState.keyDim;
+    if (heads <= 0 || d <= 0 || rows != heads * d)
+      return true;
+    if (!lookup("self_attn.qkv_proj.weight", {3 * rows, cols}))
+      return !found;
+    for (int64_t h = 0; h < heads; ++h)
+      src.rows.push_back({h * 3 * d + j * d, d});
+    return true;
+  }
+
+  struct Mlp {
+    const char *plan, *legacy, *stacked;
+    bool upper; // the second half of gate_up_proj
+  };
+  const Mlp mlps[] = {
+      {"mlp.gate_proj.weight", "block_sparse_moe.experts.0.w1.weight",
+       "mlp.experts.gate_up_proj", false},
+      {"mlp.up_proj.weight", "block_sparse_moe.experts.0.w3.weight",
+       "mlp.experts.gate_up_proj", true},
+      {"mlp.down_proj.weight", "block_sparse_moe.experts.0.w2.weight",
+       "mlp.experts.down_proj", false},
+  };
+  for (const Mlp &m : mlps) {
+    if (rest != m.plan)
+      continue;
+    bool down = rest == "mlp.down_proj.weight";
+    if (ckpt.find(prefix + "block_sparse_moe.experts.1.w1.weight") ||
+        expertCount(m.stacked) > 1) {
+      const SafetensorsCheckpoint::Entry *e = ckpt.find(prefix + m.stacked);
+      std::string where = e ? e->file->path() : ckpt.path();
+      error = where + ": error: layer '" + prefix.substr(0, dot) +
+              "' has a mixture-of-experts MLP of several experts, which "
+              "the model cannot express (one expert is supported)";
+      found = true;
+      return false;
+    }
+    if (lookup(m.legacy, shape)) {
+      // rows empty: the whole tensor
+    } else if (found) {
+      return false;
+    } else if (down ? lookup(m.stacked, {1, rows, cols})
+                    : lookup(m.stacked, {1, 2 * rows, cols})) {
+      if (m.upper)
+        src.rows.push_back({rows, rows});
+      else
+        src.rows.push_back({0, rows});
+    } else {
+      return !found;
+    }
+    for (const char *router :
+         {"block_sparse_moe.gate.weight", "mlp.gate.weight"})
+      if (ckpt.find(prefix + router))
+        routers.insert(prefix + router);
+    return true;
+  }
+  return true;
+}
+
 /// A one-line bar on stderr, redrawn in place; silent when stderr is not a
 /// terminal so that logs and pipes stay clean.
 class Progress {
@@ -208,9 +333,10 @@ std::optional<WeightStore> WeightStore::fromSafetensors(const plan::Plan &plan,
   struct Part {
     std::string tensor;
     std::vector<int64_t> shape;
+    Source source;
   };
   std::vector<std::vector<Part>> parts(plan.weights.size());
-  std::set<std::string> used;
+  std::set<std::string> used, routers;
   size_t totalParts = 0;
   uint64_t totalBytes = 0;
   for (size_t i = 0; i < plan.weights.size(); ++i) {
@@ -237,9 +363,20 @@ std::optional<WeightStore> WeightStore::fromSafetensors(const plan::Plan &plan,
         parts[i].push_back({w.packedFrom[s], shape});
       }
     }
-    for (const Part &p : parts[i]) {
+    for (Part &p : parts[i]) {
       const SafetensorsCheckpoint::Entry *e = ckpt->find(p.tensor);
       if (!e) {
+        bool found = false;
+        if (!resolveAlias(*ckpt, plan, p.tensor, p.shape, p.source, found,
+                          routers, error))
+          return std::nullopt;
+        if (found) {
+          used.insert(p.source.tensor);
+          ++totalParts;
+          totalBytes += uint64_t(elements(p.shape)) *
+                        byteWidth(p.source.entry->tensor->dtype);
+          continue;
+        }
         error = path + ": error: tensor '" + p.tensor + "' is missing";
         if (p.tensor == "lm_head.weight")
           error += " (a checkpoint without lm_head ties it to the "
@@ -253,10 +390,25 @@ std::optional<WeightStore> WeightStore::fromSafetensors(const plan::Plan &plan,
                 shapeText(p.shape);
         return std::nullopt;
       }
+      p.source.tensor = p.tensor;
+      p.source.entry = e;
       used.insert(p.tensor);
       ++totalParts;
       totalBytes += e->tensor->end - e->tensor->begin;
     }
+  }
+  // A one-expert MLP's router computes a softmax over one logit: exactly 1
+  // whatever its weights, so they are read by nothing.
+  for (const std::string &name : routers) {
+    const SafetensorsCheckpoint::Entry *e = ckpt->find(name);
+    if (e->tensor->shape.empty() || e->tensor->shape[0] != 1) {
+      error = where(*e) + ": error: router '" + name + "' has shape " +
+              shapeText(e->tensor->shape) +
+              ": a mixture-of-experts MLP of several experts, which the "
+              "model cannot express (one expert is supported)";
+      return std::nullopt;
+    }
+    used.insert(name);
   }
   for (const auto &[name, e] : ckpt->tensors())
     if (!used.count(name)) {
@@ -276,13 +428,25 @@ std::optional<WeightStore> WeightStore::fromSafetensors(const plan::Plan &plan,
                                plan::byteWidth(w.dtype));
     uint8_t *dst = bytes.data();
     for (const Part &p : parts[i]) {
-      const SafetensorsCheckpoint::Entry &e = *ckpt->find(p.tensor);
+      const SafetensorsCheckpoint::Entry &e = *p.source.entry;
       int64_t count = elements(p.shape);
-      convertInto(e.tensor->dtype, e.file->data(*e.tensor), count, w.dtype,
-                  dst);
+      const uint8_t *src = e.file->data(*e.tensor);
+      if (p.source.rows.empty()) {
+        convertInto(e.tensor->dtype, src, count, w.dtype, dst);
+      } else {
+        // Rows of the checkpoint tensor, each as wide as the plan tensor's.
+        const int64_t rowElems = count / p.shape[0];
+        const uint64_t in = byteWidth(e.tensor->dtype);
+        uint8_t *out = dst;
+        for (auto [first, n] : p.source.rows) {
+          convertInto(e.tensor->dtype, src + uint64_t(first * rowElems) * in,
+                      n * rowElems, w.dtype, out);
+          out += uint64_t(n * rowElems) * plan::byteWidth(w.dtype);
+        }
+      }
       dst += uint64_t(count) * plan::byteWidth(w.dtype);
       progress.update(++doneTensors,
-                      doneBytes += e.tensor->end - e.tensor->begin);
+                      doneBytes += uint64_t(count) * byteWidth(e.tensor->dtype));
     }
     store.storage_.push_back(std::move(bytes));
   }
