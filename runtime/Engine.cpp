@@ -1,5 +1,10 @@
 #include "runtime/Engine.h"
 
+#include "runtime/cpu/CpuBackend.h"
+#ifdef STRATA_HAVE_CUDA
+#include "runtime/cuda/CudaBackend.h"
+#endif
+
 #include <algorithm>
 #include <chrono>
 
@@ -26,62 +31,81 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
     return nullptr;
   }
   std::unique_ptr<Engine> engine(new Engine(std::move(plan), options));
-  const plan::Program *forward = nullptr, *prefill = nullptr, *extend = nullptr,
-                      *decode = nullptr;
   for (const plan::Program &p : engine->plan_.programs) {
     if (p.phase == "forward")
-      forward = &p;
+      engine->forward_ = &p;
     else if (p.phase == "prefill")
-      prefill = &p;
+      engine->prefill_ = &p;
     else if (p.phase == "extend")
-      extend = &p;
+      engine->extend_ = &p;
     else if (p.phase == "decode")
-      decode = &p;
+      engine->decode_ = &p;
   }
-  if (!forward && !(prefill && extend && decode)) {
+  if (!engine->forward_ &&
+      !(engine->prefill_ && engine->extend_ && engine->decode_)) {
     error = "the plan has neither a 'forward' program nor the 'prefill', "
             "'extend' and 'decode' programs generation needs";
     return nullptr;
   }
+  const bool cuda = options.device == Device::Cuda;
+#ifndef STRATA_HAVE_CUDA
+  if (cuda) {
+    error = "this build of strata has no CUDA support (nvcc was not found "
+            "when it was configured); use the CPU backend";
+    return nullptr;
+  }
+#endif
   // Weights last: loading a checkpoint is the slow part, so the plan's
-  // cheap checks answer first.
-  if (options.weightsPath.empty()) {
-    engine->weights_ = WeightStore::random(engine->plan_);
-  } else {
+  // cheap checks answer first. The CUDA backend draws random weights on the
+  // device (the same values, far faster than on the host).
+  if (!options.weightsPath.empty()) {
     auto loaded =
         WeightStore::fromSafetensors(engine->plan_, options.weightsPath, error);
     if (!loaded)
       return nullptr;
     engine->weights_ = std::move(*loaded);
+  } else if (!cuda) {
+    engine->weights_ = WeightStore::random(engine->plan_);
   }
-  auto make = [&](const plan::Program *p) {
-    return p ? std::make_unique<CpuExecutor>(engine->plan_, *p,
-                                             engine->weights_)
-             : nullptr;
-  };
-  engine->forward_ = make(forward);
-  engine->prefill_ = make(prefill);
-  engine->extend_ = make(extend);
-  engine->decode_ = make(decode);
+  if (!cuda) {
+    engine->backend_ = createCpuBackend(engine->plan_, engine->weights_);
+    return engine;
+  }
+#ifdef STRATA_HAVE_CUDA
+  CudaBackendOptions cudaOptions;
+  cudaOptions.device = options.deviceIndex;
+  cudaOptions.graphs = options.cudaGraphs;
+  engine->backend_ = createCudaBackend(
+      engine->plan_, options.weightsPath.empty() ? nullptr : &engine->weights_,
+      cudaOptions, error);
+  if (!engine->backend_)
+    return nullptr;
+  // The device holds its own copy now.
+  engine->weights_ = WeightStore();
+#endif
   return engine;
 }
 
-CpuExecutor *Engine::executorFor(const std::vector<Sequence *> &batch,
-                                 const std::vector<int64_t> &counts) {
+const plan::Program *
+Engine::programFor(const std::vector<Sequence *> &batch,
+                   const std::vector<int64_t> &counts) const {
   if (forward_)
-    return forward_.get();
+    return forward_;
   bool allFresh = true, allSingle = true;
   for (size_t i = 0; i < batch.size(); ++i) {
     allFresh = allFresh && batch[i]->position == 0;
     allSingle = allSingle && counts[i] == 1;
   }
   if (allFresh)
-    return prefill_.get();
-  return allSingle ? decode_.get() : extend_.get();
+    return prefill_;
+  return allSingle ? decode_ : extend_;
 }
+
 bool Engine::step(std::vector<Sequence *> &batch,
                   const std::vector<int64_t> &counts,
-                  std::vector<float> &logits, std::string &error) {
+                  const std::vector<StepSample> &samples,
+                  std::vector<int32_t> &tokens, std::vector<float> *logits,
+                  std::string &error) {
   StepInputs in;
   in.cuQLens.push_back(0);
   const bool hasCache = plan_.kvCache.layers > 0;
@@ -111,11 +135,9 @@ bool Engine::step(std::vector<Sequence *> &batch,
                 in.blockTables.begin() + i * in.maxBlocksPerSeq);
     }
   }
-  kernels::Status status = executorFor(batch, counts)->run(in, caches_, logits);
-  if (!status.ok()) {
-    error = status.message();
+  if (!backend_->step(*programFor(batch, counts), in, samples, tokens, logits,
+                      error))
     return false;
-  }
   for (size_t i = 0; i < batch.size(); ++i) {
     Sequence &s = *batch[i];
     s.position += counts[i];
@@ -164,7 +186,13 @@ bool Engine::generate(const std::vector<GenerationRequest> &requests,
                            error))
     return false;
   slots_ = StateSlots(int32_t(requests.size()));
-  caches_ = CpuCaches::create(plan_, pool_.numBlocks(), slots_.numSlots());
+  int64_t maxContext = 1;
+  for (const GenerationRequest &req : requests)
+    maxContext = std::max<int64_t>(
+        maxContext, int64_t(req.prompt.size()) + req.maxNewTokens);
+  if (!backend_->reserve(pool_.numBlocks(), slots_.numSlots(), maxContext,
+                         error))
+    return false;
 
   std::vector<Sequence> seqs(requests.size());
   for (size_t r = 0; r < requests.size(); ++r) {
@@ -176,18 +204,26 @@ bool Engine::generate(const std::vector<GenerationRequest> &requests,
     seqs[r].done = requests[r].maxNewTokens == 0;
   }
 
-  auto sample = [&](Sequence &s, const float *row) {
+  auto sampleOf = [&](const Sequence &s) {
+    StepSample draw;
+    draw.params = requests[s.id].sampling;
+    draw.seqId = uint64_t(s.id);
+    draw.step = uint64_t(s.generated);
+    return draw;
+  };
+  auto accept = [&](Sequence &s, int32_t token, const float *row) {
     const GenerationRequest &req = requests[s.id];
-    int32_t token = int32_t(sampleToken(row, vocab, req.sampling,
-                                        uint64_t(s.id), uint64_t(s.generated)));
     results[s.id].tokens.push_back(token);
-    results[s.id].lastLogits.assign(row, row + vocab);
+    if (row)
+      results[s.id].lastLogits.assign(row, row + vocab);
     s.pending = {token};
     if (++s.generated >= req.maxNewTokens)
       s.done = true;
   };
 
   std::vector<float> logits;
+  std::vector<float> *keep = options_.keepLogits ? &logits : nullptr;
+  std::vector<int32_t> tokens;
   // Prompts: one sequence at a time, in chunks of at most maxTokens.
   double start = now();
   for (Sequence &s : seqs) {
@@ -196,11 +232,14 @@ bool Engine::generate(const std::vector<GenerationRequest> &requests,
       int64_t chunk = std::min<int64_t>(maxTokens, promptLen - s.position);
       bool last = s.position + chunk == promptLen;
       std::vector<Sequence *> one{&s};
-      timings.prefillTokens += chunk;
-      if (!step(one, {chunk}, logits, error))
-        return false;
+      std::vector<StepSample> samples;
       if (last && !s.done)
-        sample(s, logits.data());
+        samples.push_back(sampleOf(s));
+      timings.prefillTokens += chunk;
+      if (!step(one, {chunk}, samples, tokens, keep, error))
+        return false;
+      if (!samples.empty())
+        accept(s, tokens[0], keep ? logits.data() : nullptr);
     }
   }
   timings.prefillSeconds = now() - start;
@@ -219,10 +258,14 @@ bool Engine::generate(const std::vector<GenerationRequest> &requests,
       std::vector<Sequence *> batch(
           live.begin() + first,
           live.begin() + std::min<size_t>(live.size(), first + maxBatch));
-      if (!step(batch, std::vector<int64_t>(batch.size(), 1), logits, error))
+      std::vector<StepSample> samples;
+      for (Sequence *s : batch)
+        samples.push_back(sampleOf(*s));
+      if (!step(batch, std::vector<int64_t>(batch.size(), 1), samples, tokens,
+                keep, error))
         return false;
       for (size_t i = 0; i < batch.size(); ++i)
-        sample(*batch[i], logits.data() + i * vocab);
+        accept(*batch[i], tokens[i], keep ? logits.data() + i * vocab : nullptr);
       ++timings.decodeSteps;
     }
   }

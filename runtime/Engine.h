@@ -2,19 +2,20 @@
 //
 // It owns the weights, the paged KV block pool and the linear-state slots,
 // builds each step's inputs (positions, block tables, KV write slots, state
-// slots), runs the plan's program on a backend and samples. A prompt is
+// slots) and runs the plan's program on a backend (runtime/Backend.h), which
+// also picks the next tokens. A prompt is
 // processed in chunks of at most the plan's token limit (the first chunk
 // onto an empty cache, the rest onto what is cached: chunked prefill),
 // then all live sequences decode together, one token each per step.
 #ifndef STRATA_RUNTIME_ENGINE_H
 #define STRATA_RUNTIME_ENGINE_H
 
+#include "runtime/Backend.h"
 #include "runtime/KvBlockPool.h"
 #include "runtime/Sampler.h"
 #include "runtime/StateSlots.h"
 #include "runtime/StepInputs.h"
 #include "runtime/Weights.h"
-#include "runtime/cpu/CpuExecutor.h"
 #include "runtime/plan/Plan.h"
 
 #include <memory>
@@ -23,6 +24,8 @@
 
 namespace strata {
 
+enum class Device : uint8_t { Cpu, Cuda };
+
 struct EngineOptions {
   /// KV blocks in the pool; 0 sizes the pool for the requests of each
   /// generate() call.
@@ -30,6 +33,17 @@ struct EngineOptions {
   /// A `.safetensors` file or `model.safetensors.index.json` to load the
   /// weights from; empty for random weights.
   std::string weightsPath;
+  /// Where the programs run.
+  Device device = Device::Cpu;
+  /// CUDA: the device ordinal.
+  int deviceIndex = 0;
+  /// CUDA: replay one captured graph per decode batch-size bucket instead
+  /// of launching every kernel of every step.
+  bool cudaGraphs = true;
+  /// Copy each request's last logits row into its result (a device-to-host
+  /// copy of [batch, vocab] fp32 per step on the GPU; benchmarks turn it
+  /// off).
+  bool keepLogits = true;
 };
 
 struct GenerationRequest {
@@ -40,7 +54,8 @@ struct GenerationRequest {
 
 struct GenerationResult {
   std::vector<int32_t> tokens;
-  /// Logits of the last step that produced a token for this request.
+  /// Logits of the last step that produced a token for this request
+  /// (empty when EngineOptions::keepLogits is off).
   std::vector<float> lastLogits;
 };
 
@@ -53,7 +68,8 @@ struct GenerationTimings {
 
 class Engine {
 public:
-  /// Checks that the plan has a program the CPU backend can run.
+  /// Checks that the plan has the programs generation needs, loads or
+  /// draws the weights and prepares the backend.
   static std::unique_ptr<Engine>
   create(plan::Plan plan, const EngineOptions &options, std::string &error);
 
@@ -62,6 +78,8 @@ public:
                 GenerationTimings &timings, std::string &error);
 
   const plan::Plan &plan() const { return plan_; }
+  /// "cpu" or "cuda".
+  const char *backendName() const { return backend_->name(); }
 
 private:
   Engine(plan::Plan plan, const EngineOptions &options);
@@ -74,23 +92,27 @@ private:
     int64_t generated = 0;
     bool done = false;
   };
-  /// Feeds `counts[i]` pending tokens of `batch[i]` in one step.
+  /// Feeds `counts[i]` pending tokens of `batch[i]` in one step; with
+  /// `samples` non-empty, `tokens` receives each sequence's next token.
   bool step(std::vector<Sequence *> &batch, const std::vector<int64_t> &counts,
-            std::vector<float> &logits, std::string &error);
+            const std::vector<StepSample> &samples,
+            std::vector<int32_t> &tokens, std::vector<float> *logits,
+            std::string &error);
 
   /// The program for a step: the generic forward when the plan has one,
   /// else prefill (every sequence starts on an empty cache), decode (one
   /// token each) or extend.
-  CpuExecutor *executorFor(const std::vector<Sequence *> &batch,
-                           const std::vector<int64_t> &counts);
+  const plan::Program *programFor(const std::vector<Sequence *> &batch,
+                                  const std::vector<int64_t> &counts) const;
 
   plan::Plan plan_;
   EngineOptions options_;
   WeightStore weights_;
-  std::unique_ptr<CpuExecutor> forward_, prefill_, extend_, decode_;
+  const plan::Program *forward_ = nullptr, *prefill_ = nullptr,
+                      *extend_ = nullptr, *decode_ = nullptr;
+  std::unique_ptr<Backend> backend_;
   KvBlockPool pool_;
   StateSlots slots_;
-  CpuCaches caches_;
 };
 
 } // namespace strata

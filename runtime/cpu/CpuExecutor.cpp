@@ -6,6 +6,8 @@
 #include "kernels/cpu/DenseRef.h"
 #include "kernels/cpu/LightningRef.h"
 #include "kernels/cpu/RopeKvWriteRef.h"
+#include "runtime/LaunchAttrs.h"
+#include "runtime/LaunchTrace.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,33 +19,6 @@ using kernels::ActDType;
 using kernels::Status;
 
 namespace {
-
-const plan::Attr *findAttr(const plan::Launch &l, const std::string &name) {
-  for (const plan::Attr &a : l.attrs)
-    if (a.name == name)
-      return &a;
-  return nullptr;
-}
-
-int64_t intAttr(const plan::Launch &l, const std::string &name,
-                int64_t fallback = 0) {
-  const plan::Attr *a = findAttr(l, name);
-  const int64_t *v = a ? std::get_if<int64_t>(&a->value) : nullptr;
-  return v ? *v : fallback;
-}
-
-double floatAttr(const plan::Launch &l, const std::string &name,
-                 double fallback = 0.0) {
-  const plan::Attr *a = findAttr(l, name);
-  const double *v = a ? std::get_if<double>(&a->value) : nullptr;
-  return v ? *v : fallback;
-}
-
-std::string stringAttr(const plan::Launch &l, const std::string &name) {
-  const plan::Attr *a = findAttr(l, name);
-  const std::string *v = a ? std::get_if<std::string>(&a->value) : nullptr;
-  return v ? *v : std::string();
-}
 
 Status fail(const plan::Launch &l, const std::string &message) {
   return Status::error("cpu " + l.kernel +
@@ -105,21 +80,8 @@ void *CpuExecutor::data(int32_t buffer) {
 
 const float *CpuExecutor::ropeTable(const plan::Launch &l, int64_t maxPos,
                                     Status &status, int64_t *rows) {
-  kernels::RopeTableSpec spec;
-  spec.theta = floatAttr(l, "theta");
-  spec.rotaryDim = static_cast<int32_t>(intAttr(l, "rotary_dim"));
-  std::string scaling = stringAttr(l, "scaling");
-  spec.scaling.kind = scaling == "llama3"   ? kernels::RopeScalingKind::Llama3
-                      : scaling == "linear" ? kernels::RopeScalingKind::Linear
-                                            : kernels::RopeScalingKind::None;
-  spec.scaling.factor = floatAttr(l, "scaling_factor", 1.0);
-  spec.scaling.lowFreqFactor = floatAttr(l, "low_freq_factor", 1.0);
-  spec.scaling.highFreqFactor = floatAttr(l, "high_freq_factor", 4.0);
-  spec.scaling.originalMaxPos = intAttr(l, "original_max_positions", 0);
-  std::string key = std::to_string(spec.theta) + "/" +
-                    std::to_string(spec.rotaryDim) + "/" + scaling + "/" +
-                    std::to_string(spec.scaling.factor) + "/" +
-                    std::to_string(spec.scaling.originalMaxPos);
+  kernels::RopeTableSpec spec = ropeSpecOf(l);
+  std::string key = ropeTableKey(spec);
   std::vector<float> &table = ropeTables_[key];
   // Grown in powers of two as positions grow, so a long generation builds
   // it a handful of times.
@@ -146,9 +108,16 @@ Status CpuExecutor::run(const StepInputs &in, CpuCaches &caches,
                          std::to_string(plan_.limits.maxTokens) + " tokens, " +
                          std::to_string(plan_.limits.maxBatch) + " sequences)");
   outputs_.clear();
-  for (const plan::Launch &l : program_.launches)
+  for (size_t i = 0; i < program_.launches.size(); ++i) {
+    const plan::Launch &l = program_.launches[i];
     if (Status s = launch(l, in, caches); !s.ok())
       return s;
+    if (launchTraceEnabled() && !l.outputs.empty()) {
+      const plan::Buffer &b = program_.buffers[l.outputs[0]];
+      traceLaunch("cpu", program_, i, data(l.outputs[0]), b.dtype,
+                  plan::numElements(b.shape, tokens_, batch_));
+    }
+  }
   for (const auto &[buffer, bytes] : outputs_)
     if (program_.buffers[buffer].dtype == plan::DType::F32) {
       logits.resize(bytes.size() / 4);
@@ -455,9 +424,7 @@ Status CpuExecutor::ropeKvWrite(const plan::Launch &l, ActDType act,
     a.dims.numKvHeads = int32_t(hkv);
     a.dims.headDim = int32_t(dim);
     a.dims.rotaryDim = rope;
-    a.dims.pairing = stringAttr(l, "pairing") == "gptj"
-                         ? kernels::RopePairingKind::GptJ
-                         : kernels::RopePairingKind::Neox;
+    a.dims.pairing = ropePairingOf(l);
     a.dims.dtype = act;
     // Per-sequence copies keep every operand 16-byte aligned, as the
     // reference (like the kernel) requires.

@@ -13,6 +13,7 @@
 #include "models/ModelImporter.h"
 #include "passes/Passes.h"
 #include "runtime/Engine.h"
+#include "runtime/cpu/CpuExecutor.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"

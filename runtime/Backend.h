@@ -1,0 +1,57 @@
+// A backend executes a plan's programs on one kind of device and picks the
+// next token of each sequence. The Engine owns the scheduling state (block
+// tables, state slots, positions) and hands a backend one step at a time.
+//
+// Two implementations: the CPU backend (runtime/cpu/CpuBackend.h; reference
+// kernels, one thread) and the CUDA backend (runtime/cuda/CudaBackend.h;
+// device arena, streams, events and CUDA graphs).
+#ifndef STRATA_RUNTIME_BACKEND_H
+#define STRATA_RUNTIME_BACKEND_H
+
+#include "runtime/Sampler.h"
+#include "runtime/StepInputs.h"
+#include "runtime/plan/Plan.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+/// How one sequence of a step picks its next token: its request's sampling
+/// parameters and the (sequence id, draw index) pair of the counter-based
+/// draw (runtime/Sampler.h).
+struct StepSample {
+  SamplingParams params;
+  uint64_t seqId = 0;
+  uint64_t step = 0;
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  /// "cpu" or "cuda".
+  virtual const char *name() const = 0;
+
+  /// Storage for the next generation: `numBlocks` KV-cache blocks of the
+  /// plan's block size, `numSlots` linear-state slots (zeroed) and
+  /// sequences of at most `maxContext` tokens. Called before every
+  /// generation; a backend keeps what it already has when it is big enough.
+  virtual bool reserve(int64_t numBlocks, int64_t numSlots, int64_t maxContext,
+                       std::string &error) = 0;
+
+  /// Runs `program` on the step `in`. When `samples` is non-empty it holds
+  /// one entry per sequence of the step: `tokens` receives each sequence's
+  /// next token and, when `logits` is non-null, the logits rows they were
+  /// drawn from ([batch, vocab] fp32). An empty `samples` runs the program
+  /// for its cache and state updates only (a prompt chunk before the last).
+  virtual bool step(const plan::Program &program, const StepInputs &in,
+                    const std::vector<StepSample> &samples,
+                    std::vector<int32_t> &tokens, std::vector<float> *logits,
+                    std::string &error) = 0;
+};
+
+} // namespace strata
+
+#endif // STRATA_RUNTIME_BACKEND_H

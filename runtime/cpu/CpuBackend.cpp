@@ -1,0 +1,69 @@
+#include "runtime/cpu/CpuBackend.h"
+
+#include "runtime/cpu/CpuExecutor.h"
+
+#include <map>
+
+namespace strata {
+
+namespace {
+
+class CpuBackend final : public Backend {
+public:
+  CpuBackend(const plan::Plan &plan, const WeightStore &weights)
+      : plan_(plan), weights_(weights) {}
+
+  const char *name() const override { return "cpu"; }
+
+  bool reserve(int64_t numBlocks, int64_t numSlots, int64_t /*maxContext*/,
+               std::string & /*error*/) override {
+    caches_ = CpuCaches::create(plan_, numBlocks, numSlots);
+    return true;
+  }
+
+  bool step(const plan::Program &program, const StepInputs &in,
+            const std::vector<StepSample> &samples,
+            std::vector<int32_t> &tokens, std::vector<float> *logits,
+            std::string &error) override {
+    std::unique_ptr<CpuExecutor> &exec = executors_[&program];
+    if (!exec)
+      exec = std::make_unique<CpuExecutor>(plan_, program, weights_);
+    if (kernels::Status s = exec->run(in, caches_, logits_); !s.ok()) {
+      error = s.message();
+      return false;
+    }
+    tokens.clear();
+    if (samples.empty())
+      return true;
+    const int64_t vocab = plan_.vocabSize;
+    if (int64_t(logits_.size()) < int64_t(samples.size()) * vocab) {
+      error = "the program returned " + std::to_string(logits_.size()) +
+              " logits for " + std::to_string(samples.size()) + " sequences";
+      return false;
+    }
+    for (size_t i = 0; i < samples.size(); ++i)
+      tokens.push_back(int32_t(sampleToken(logits_.data() + i * vocab, vocab,
+                                           samples[i].params, samples[i].seqId,
+                                           samples[i].step)));
+    if (logits)
+      logits->assign(logits_.begin(),
+                     logits_.begin() + int64_t(samples.size()) * vocab);
+    return true;
+  }
+
+private:
+  const plan::Plan &plan_;
+  const WeightStore &weights_;
+  std::map<const plan::Program *, std::unique_ptr<CpuExecutor>> executors_;
+  CpuCaches caches_;
+  std::vector<float> logits_;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> createCpuBackend(const plan::Plan &plan,
+                                          const WeightStore &weights) {
+  return std::make_unique<CpuBackend>(plan, weights);
+}
+
+} // namespace strata

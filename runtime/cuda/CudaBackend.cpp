@@ -1,0 +1,768 @@
+#include "runtime/cuda/CudaBackend.h"
+
+#include "kernels/attention/Attention.h"
+#include "kernels/common/CudaCheck.h"
+#include "kernels/common/RopeCosSin.h"
+#include "kernels/gemm/Gemm.h"
+#include "kernels/init/RandomInit.h"
+#include "kernels/sampling/Sampling.h"
+#include "runtime/LaunchAttrs.h"
+#include "runtime/RandomWeights.h"
+#include "runtime/cuda/CudaProgram.h"
+#include "runtime/cuda/DeviceMemory.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+
+namespace strata {
+
+using kernels::Status;
+
+namespace {
+
+uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+int64_t nextPow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v)
+    p *= 2;
+  return p;
+}
+
+int64_t elementsOf(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// Byte offsets of the step inputs inside one device buffer (and its pinned
+/// host mirror), fixed once the limits and the block-table stride are known
+/// so that captured graphs keep reading the same addresses. Block tables
+/// come last: a step copies only the rows it uses.
+struct InputLayout {
+  size_t tokenIds = 0, positions = 0, parentIds = 0, cuQLens = 0, kvLens = 0,
+         cachedLens = 0, stateSlots = 0, sampleParams = 0, blockTables = 0,
+         bytes = 0;
+  static InputLayout of(int64_t maxTokens, int64_t maxBatch,
+                        int64_t blockStride) {
+    InputLayout l;
+    size_t at = 0;
+    auto place = [&](size_t &field, size_t bytes) {
+      field = at;
+      at = size_t(alignUp(at + bytes, 256));
+    };
+    place(l.tokenIds, size_t(maxTokens) * 4);
+    place(l.positions, size_t(maxTokens) * 4);
+    place(l.parentIds, size_t(maxTokens) * 4);
+    place(l.cuQLens, size_t(maxBatch + 1) * 4);
+    place(l.kvLens, size_t(maxBatch) * 4);
+    place(l.cachedLens, size_t(maxBatch) * 4);
+    place(l.stateSlots, size_t(maxBatch) * 4);
+    place(l.sampleParams, size_t(maxBatch) * sizeof(kernels::SampleRowParams));
+    place(l.blockTables, size_t(maxBatch * blockStride) * 4);
+    l.bytes = at;
+    return l;
+  }
+};
+
+class CudaBackend final : public Backend {
+public:
+  CudaBackend(const plan::Plan &plan, const CudaBackendOptions &options)
+      : plan_(plan), options_(options) {}
+  ~CudaBackend() override;
+
+  const char *name() const override { return "cuda"; }
+
+  bool init(const WeightStore *hostWeights, std::string &error);
+  bool reserve(int64_t numBlocks, int64_t numSlots, int64_t maxContext,
+               std::string &error) override;
+  bool step(const plan::Program &program, const StepInputs &in,
+            const std::vector<StepSample> &samples,
+            std::vector<int32_t> &tokens, std::vector<float> *logits,
+            std::string &error) override;
+
+private:
+  Status uploadWeights(const WeightStore *hostWeights);
+  Status prepareRopeTables(int64_t rows);
+  Status prepareAttentionWorkspace();
+  Status stage(const StepInputs &in, const std::vector<StepSample> &samples,
+               size_t &bytes);
+  Status runProgram(CudaProgram &program, const StepInputs &in,
+                    bool graphable, const StepShape &shape);
+  void dropGraphs();
+  CudaProgram *programOf(const plan::Program &program, std::string &error);
+
+  const plan::Plan &plan_;
+  CudaBackendOptions options_;
+  DeviceState state_;
+  std::vector<cudaStream_t> streams_;
+  std::vector<std::unique_ptr<kernels::GemmRunner>> gemms_;
+  std::map<const plan::Program *, std::unique_ptr<CudaProgram>> programs_;
+  std::map<const plan::Program *, DeviceBuffer> outputs_;
+  DeviceBuffer weights_, arena_, inputs_, kv_, states_, decay_, workspace_,
+      queryScratch_, rowScratch_, argmaxWorkspace_, outIds_;
+  std::map<std::string, DeviceBuffer> ropeTables_;
+  PinnedBuffer staging_, outIdsHost_, logitsHost_;
+  InputLayout layout_;
+  int64_t blocksReserved_ = 0, slotsReserved_ = 0;
+  /// Decode graphs by (program, batch bucket); a bucket is captured on its
+  /// second step, after one eager step has planned its GEMMs.
+  std::map<std::pair<const plan::Program *, int64_t>, cudaGraphExec_t> graphs_;
+  std::set<std::pair<const plan::Program *, int64_t>> seenEager_;
+};
+
+CudaBackend::~CudaBackend() {
+  cudaSetDevice(options_.device);
+  for (cudaStream_t s : streams_)
+    cudaStreamSynchronize(s);
+  dropGraphs();
+  programs_.clear();
+  gemms_.clear();
+  for (cudaStream_t s : streams_)
+    cudaStreamDestroy(s);
+}
+
+void CudaBackend::dropGraphs() {
+  for (auto &[key, exec] : graphs_)
+    cudaGraphExecDestroy(exec);
+  graphs_.clear();
+  seenEager_.clear();
+}
+
+bool CudaBackend::init(const WeightStore *hostWeights, std::string &error) {
+  auto failed = [&](const Status &s) {
+    error = "cuda: " + s.message();
+    return false;
+  };
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    error = "cuda: no CUDA device is available (strata-run --list-devices "
+            "says why); use the CPU backend";
+    return false;
+  }
+  if (options_.device < 0 || options_.device >= count) {
+    error = "cuda: device " + std::to_string(options_.device) +
+            " does not exist (" + std::to_string(count) + " found)";
+    return false;
+  }
+  if (Status s = kernels::cudaStatus(cudaSetDevice(options_.device),
+                                     "selecting the device");
+      !s.ok())
+    return failed(s);
+  cudaDeviceProp prop{};
+  if (Status s = kernels::cudaStatus(
+          cudaGetDeviceProperties(&prop, options_.device), "device query");
+      !s.ok())
+    return failed(s);
+  if (prop.major < 9) {
+    error = "cuda: device " + std::to_string(options_.device) + " (" +
+            prop.name + ", sm_" + std::to_string(prop.major) +
+            std::to_string(prop.minor) +
+            ") is older than the sm_90 (Hopper) the kernels are built for";
+    return false;
+  }
+  // The attention and lightning kernels are built for these head sizes.
+  const plan::KvCacheDesc &kv = plan_.kvCache;
+  if (kv.layers > 0 && kv.headDim != 64 && kv.headDim != 128) {
+    error = "cuda: the model's attention head dim is " +
+            std::to_string(kv.headDim) +
+            "; the CUDA attention kernels take 64 or 128";
+    return false;
+  }
+  const plan::LinearStateDesc &ls = plan_.linearState;
+  if (ls.layers > 0 && ls.keyDim != 64 && ls.keyDim != 128) {
+    error = "cuda: the model's linear-attention head dim is " +
+            std::to_string(ls.keyDim) +
+            "; the CUDA lightning kernels take 64 or 128";
+    return false;
+  }
+  int numStreams = 1;
+  for (const plan::Program &p : plan_.programs) {
+    auto program = std::make_unique<CudaProgram>(plan_, p);
+    if (std::string bad = program->unsupportedLaunch(); !bad.empty()) {
+      error = "cuda: " + bad;
+      return false;
+    }
+    numStreams = std::max(numStreams, p.numStreams);
+    programs_[&p] = std::move(program);
+  }
+  streams_.assign(size_t(numStreams), nullptr);
+  for (cudaStream_t &s : streams_)
+    if (Status st = kernels::cudaStatus(
+            cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
+            "stream create");
+        !st.ok())
+      return failed(st);
+  for (int s = 0; s < numStreams; ++s) {
+    gemms_.push_back(std::make_unique<kernels::GemmRunner>());
+    if (Status st = gemms_.back()->init(); !st.ok())
+      return failed(st);
+  }
+  state_.streams = streams_;
+  for (auto &g : gemms_)
+    state_.gemms.push_back(g.get());
+  for (auto &[p, program] : programs_)
+    if (Status s = program->init(streams_.size()); !s.ok())
+      return failed(s);
+
+  if (Status s = uploadWeights(hostWeights); !s.ok())
+    return failed(s);
+
+  uint64_t arenaBytes = 0;
+  for (const plan::Program &p : plan_.programs)
+    arenaBytes = std::max<uint64_t>(arenaBytes, p.arenaBytes);
+  if (Status s = arena_.allocate(arenaBytes, "the activation arena"); !s.ok())
+    return failed(s);
+  state_.arena = arena_.get();
+
+  // Decay rates of every linear layer, from the launches that use them.
+  std::map<int64_t, std::vector<float>> rates;
+  for (const plan::Program &p : plan_.programs)
+    for (const plan::Launch &l : p.launches) {
+      const plan::Attr *a = findAttr(l, "decay_slopes");
+      const auto *v = a ? std::get_if<std::vector<double>>(&a->value) : nullptr;
+      if (v)
+        rates[intAttr(l, "layer")] = std::vector<float>(v->begin(), v->end());
+    }
+  size_t decayBytes = 0;
+  for (auto &[layer, r] : rates)
+    decayBytes += size_t(alignUp(r.size() * 4, 256));
+  if (Status s = decay_.allocate(decayBytes, "decay rates"); !s.ok())
+    return failed(s);
+  size_t at = 0;
+  for (auto &[layer, r] : rates) {
+    auto *dst = reinterpret_cast<float *>(decay_.as<char>() + at);
+    if (Status s = kernels::cudaStatus(
+            cudaMemcpy(dst, r.data(), r.size() * 4, cudaMemcpyHostToDevice),
+            "decay upload");
+        !s.ok())
+      return failed(s);
+    state_.decay[layer] = dst;
+    at += size_t(alignUp(r.size() * 4, 256));
+  }
+
+  // Scratch for the prefill query gather and the last-token rows.
+  int64_t maxQHeads = 0, hidden = 0;
+  for (const plan::Program &p : plan_.programs)
+    for (const plan::Launch &l : p.launches) {
+      maxQHeads = std::max(maxQHeads, intAttr(l, "num_q_heads"));
+      if (l.kernel == "logits")
+        hidden = std::max(hidden, p.buffers[l.inputs[1]].shape[1].value);
+    }
+  const plan::Limits &lim = plan_.limits;
+  if (Status s = queryScratch_.allocate(
+          size_t(lim.maxTokens * maxQHeads * std::max<int64_t>(
+                                                 plan_.kvCache.headDim, 1)) *
+              2,
+          "the prefill query gather");
+      !s.ok())
+    return failed(s);
+  state_.queryScratch = queryScratch_.get();
+  state_.queryScratchBytes = queryScratch_.bytes();
+  if (Status s = rowScratch_.allocate(size_t(lim.maxBatch * hidden) * 2,
+                                      "the last-token rows");
+      !s.ok())
+    return failed(s);
+  state_.rowScratch = rowScratch_.get();
+  state_.rowScratchBytes = rowScratch_.bytes();
+
+  const size_t argmaxBytes =
+      kernels::argmaxWorkspaceBytes(lim.maxBatch, plan_.vocabSize);
+  if (Status s = argmaxWorkspace_.allocate(argmaxBytes, "argmax workspace");
+      !s.ok())
+    return failed(s);
+  if (Status s = kernels::cudaStatus(
+          cudaMemset(argmaxWorkspace_.get(), 0, argmaxWorkspace_.bytes()),
+          "argmax workspace clear");
+      !s.ok())
+    return failed(s);
+  if (Status s = outIds_.allocate(size_t(lim.maxBatch) * 4, "sampled ids");
+      !s.ok())
+    return failed(s);
+  if (Status s = outIdsHost_.allocate(size_t(lim.maxBatch) * 4, "sampled ids");
+      !s.ok())
+    return failed(s);
+  if (Status s = kernels::cudaStatus(cudaDeviceSynchronize(), "initialisation");
+      !s.ok())
+    return failed(s);
+  return true;
+}
+
+Status CudaBackend::uploadWeights(const WeightStore *hostWeights) {
+  std::vector<uint64_t> offsets;
+  uint64_t total = 0;
+  for (const plan::Weight &w : plan_.weights) {
+    offsets.push_back(total);
+    total += alignUp(uint64_t(elementsOf(w.shape)) * plan::byteWidth(w.dtype),
+                     256);
+  }
+  if (Status s = weights_.allocate(total, "the weights"); !s.ok())
+    return s;
+  cudaStream_t stream = streams_[0];
+  for (size_t i = 0; i < plan_.weights.size(); ++i) {
+    const plan::Weight &w = plan_.weights[i];
+    char *dst = weights_.as<char>() + offsets[i];
+    state_.weights.push_back(dst);
+    const uint64_t width = plan::byteWidth(w.dtype);
+    if (hostWeights) {
+      const std::vector<uint8_t> &bytes = hostWeights->bytes(int32_t(i));
+      if (bytes.size() != uint64_t(elementsOf(w.shape)) * width)
+        return Status::error("weight '" + w.name + "' has " +
+                             std::to_string(bytes.size()) +
+                             " host bytes, the plan expects " +
+                             std::to_string(elementsOf(w.shape) * width));
+      STRATA_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, bytes.data(), bytes.size(),
+                                             cudaMemcpyHostToDevice),
+                                  ("uploading weight " + w.name).c_str());
+      continue;
+    }
+    if (w.dtype == plan::DType::I32)
+      return Status::error("weight '" + w.name +
+                           "' is int32; random weights are floating point");
+    // Random: each source tensor drawn by its own name, as on the host.
+    std::vector<std::string> names = w.packedFrom;
+    std::vector<int64_t> rows = w.packedRows;
+    if (names.empty()) {
+      names = {w.name};
+      rows = {w.shape.empty() ? 1 : w.shape[0]};
+    }
+    const int64_t rowElems =
+        w.shape.empty() ? 1 : elementsOf(w.shape) / std::max<int64_t>(w.shape[0], 1);
+    char *at = dst;
+    for (size_t s = 0; s < names.size(); ++s) {
+      const int64_t count = rows[s] * rowElems;
+      const auto dtype = static_cast<kernels::InitDType>(w.dtype);
+      Status st;
+      switch (randomInitOf(names[s])) {
+      case RandomInit::One:
+        st = kernels::constantFill(dtype, count, 1.0f, at, stream);
+        break;
+      case RandomInit::Zero:
+        st = kernels::constantFill(dtype, count, 0.0f, at, stream);
+        break;
+      case RandomInit::Normal:
+        st = kernels::randomNormalFill(dtype, count, plan_.weightSeed,
+                                       weightNameHash(names[s]),
+                                       plan_.weightInitStd, at, stream);
+        break;
+      }
+      if (!st.ok())
+        return Status::error("drawing weight " + names[s] + ": " +
+                             st.message());
+      at += count * width;
+    }
+  }
+  STRATA_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream),
+                              "drawing the weights");
+  return Status::success();
+}
+
+Status CudaBackend::prepareRopeTables(int64_t rows) {
+  for (const plan::Program &p : plan_.programs)
+    for (const plan::Launch &l : p.launches) {
+      if (l.kernel != "rope_kv_write")
+        continue;
+      kernels::RopeTableSpec spec = ropeSpecOf(l);
+      const std::string key = ropeTableKey(spec);
+      DeviceRopeTable &table = state_.ropeTables[key];
+      if (table.rows >= rows)
+        continue;
+      spec.maxPos = rows;
+      std::vector<float> host;
+      if (Status s = kernels::buildRopeCosSin(spec, host); !s.ok())
+        return s;
+      DeviceBuffer &buffer = ropeTables_[key];
+      if (Status s = buffer.allocate(host.size() * 4, "a rotary table");
+          !s.ok())
+        return s;
+      STRATA_CUDA_RETURN_IF_ERROR(cudaMemcpy(buffer.get(), host.data(),
+                                             host.size() * 4,
+                                             cudaMemcpyHostToDevice),
+                                  "rotary table upload");
+      table.data = buffer.as<float>();
+      table.rows = rows;
+    }
+  return Status::success();
+}
+
+Status CudaBackend::prepareAttentionWorkspace() {
+  // Only decode splits (CudaProgram): the most any batch up to the limit
+  // needs at the reserved context.
+  size_t bytes = 0;
+  for (const plan::Program &p : plan_.programs)
+    for (const plan::Launch &l : p.launches) {
+      if (l.kernel != "paged_decode_attention")
+        continue;
+      kernels::AttentionDims d;
+      d.numQHeads = int32_t(p.buffers[l.inputs[0]].shape[1].value);
+      d.numKvHeads = int32_t(plan_.kvCache.kvHeads);
+      d.headDim = int32_t(plan_.kvCache.headDim);
+      kernels::AttentionLaunch launch;
+      launch.maxQLen = 1;
+      launch.maxKvLen = state_.maxContext;
+      for (int64_t b = 1; b <= plan_.limits.maxBatch; ++b) {
+        d.batch = b;
+        bytes = std::max(bytes, kernels::attentionWorkspaceBytes(
+                                    kernels::AttentionKind::Decode, d, launch));
+      }
+    }
+  if (bytes <= workspace_.bytes() && workspace_.get())
+    return Status::success();
+  if (Status s = workspace_.allocate(bytes, "the split-KV workspace"); !s.ok())
+    return s;
+  STRATA_CUDA_RETURN_IF_ERROR(
+      cudaMemset(workspace_.get(), 0, workspace_.bytes()),
+      "split-KV workspace clear");
+  state_.attentionWorkspace = workspace_.get();
+  state_.attentionWorkspaceBytes = workspace_.bytes();
+  return Status::success();
+}
+
+bool CudaBackend::reserve(int64_t numBlocks, int64_t numSlots,
+                          int64_t maxContext, std::string &error) {
+  auto failed = [&](const Status &s) {
+    error = "cuda: " + s.message();
+    return false;
+  };
+  cudaSetDevice(options_.device);
+  const plan::KvCacheDesc &kv = plan_.kvCache;
+  const plan::LinearStateDesc &ls = plan_.linearState;
+  // Contexts grow in powers of two so that a longer request rarely
+  // forces new tables and graphs.
+  const int64_t context = std::max<int64_t>(256, nextPow2(maxContext));
+  const bool grow = context > state_.maxContext ||
+                    numBlocks > blocksReserved_ || numSlots > slotsReserved_;
+  if (grow) {
+    if (Status s = kernels::cudaStatus(cudaDeviceSynchronize(), "reserve");
+        !s.ok())
+      return failed(s);
+    dropGraphs();
+    state_.maxContext = std::max(context, state_.maxContext);
+    blocksReserved_ = std::max(numBlocks, blocksReserved_);
+    slotsReserved_ = std::max(numSlots, slotsReserved_);
+    const size_t pool = size_t(blocksReserved_ * kv.kvHeads * kv.blockSize *
+                               kv.headDim) *
+                        plan::byteWidth(kv.dtype);
+    state_.kPools.clear();
+    state_.vPools.clear();
+    if (kv.layers > 0) {
+      if (Status s = kv_.allocate(2 * pool * size_t(kv.layers), "the KV cache");
+          !s.ok())
+        return failed(s);
+      for (int64_t l = 0; l < kv.layers; ++l) {
+        state_.kPools.push_back(kv_.as<char>() + 2 * l * pool);
+        state_.vPools.push_back(kv_.as<char>() + (2 * l + 1) * pool);
+      }
+    }
+    state_.numBlocks = blocksReserved_;
+    state_.states.clear();
+    const size_t slotBytes =
+        size_t(slotsReserved_ * ls.heads * ls.keyDim * ls.valueDim) * 4;
+    if (ls.layers > 0) {
+      if (Status s = states_.allocate(slotBytes * size_t(ls.layers),
+                                      "the linear-attention states");
+          !s.ok())
+        return failed(s);
+      for (int64_t l = 0; l < ls.layers; ++l)
+        state_.states.push_back(
+            reinterpret_cast<float *>(states_.as<char>() + l * slotBytes));
+    }
+    state_.numSlots = slotsReserved_;
+    state_.blockStride =
+        (state_.maxContext + std::max<int64_t>(kv.blockSize, 1) - 1) /
+        std::max<int64_t>(kv.blockSize, 1);
+    layout_ = InputLayout::of(plan_.limits.maxTokens, plan_.limits.maxBatch,
+                              state_.blockStride);
+    if (Status s = inputs_.allocate(layout_.bytes, "the step inputs"); !s.ok())
+      return failed(s);
+    if (Status s = staging_.allocate(layout_.bytes, "the step inputs");
+        !s.ok())
+      return failed(s);
+    std::memset(staging_.get(), 0, staging_.bytes());
+    char *base = inputs_.as<char>();
+    state_.tokenIds = reinterpret_cast<int32_t *>(base + layout_.tokenIds);
+    state_.positions = reinterpret_cast<int32_t *>(base + layout_.positions);
+    state_.parentIds = reinterpret_cast<int32_t *>(base + layout_.parentIds);
+    state_.cuQLens = reinterpret_cast<int32_t *>(base + layout_.cuQLens);
+    state_.kvLens = reinterpret_cast<int32_t *>(base + layout_.kvLens);
+    state_.cachedLens = reinterpret_cast<int32_t *>(base + layout_.cachedLens);
+    state_.stateSlots = reinterpret_cast<int32_t *>(base + layout_.stateSlots);
+    state_.blockTables =
+        reinterpret_cast<int32_t *>(base + layout_.blockTables);
+    if (Status s = prepareRopeTables(state_.maxContext); !s.ok())
+      return failed(s);
+    if (Status s = prepareAttentionWorkspace(); !s.ok())
+      return failed(s);
+  }
+  // Every generation starts its sequences from zero states.
+  if (states_.get())
+    if (Status s = kernels::cudaStatus(
+            cudaMemset(states_.get(), 0, states_.bytes()), "state clear");
+        !s.ok())
+      return failed(s);
+  return true;
+}
+
+CudaProgram *CudaBackend::programOf(const plan::Program &program,
+                                    std::string &error) {
+  auto it = programs_.find(&program);
+  if (it == programs_.end()) {
+    error = "cuda: the program '" + program.phase +
+            "' does not belong to this backend's plan";
+    return nullptr;
+  }
+  DeviceBuffer &out = outputs_[&program];
+  if (!out.get()) {
+    // Outputs are allocated on a program's first step: a verify program's
+    // every-token logits can be large and most runs never verify.
+    if (Status s = out.allocate(it->second->outputBytes(),
+                                program.phase + " outputs");
+        !s.ok()) {
+      error = "cuda: " + s.message();
+      return nullptr;
+    }
+    it->second->bindOutputs(out.get());
+  }
+  return it->second.get();
+}
+
+Status CudaBackend::stage(const StepInputs &in,
+                          const std::vector<StepSample> &samples,
+                          size_t &bytes) {
+  const int64_t T = in.numTokens(), B = in.batch();
+  char *base = staging_.as<char>();
+  auto put = [&](size_t offset, const std::vector<int32_t> &v) {
+    if (!v.empty())
+      std::memcpy(base + offset, v.data(), v.size() * 4);
+  };
+  put(layout_.tokenIds, in.tokenIds);
+  put(layout_.positions, in.positions);
+  if (!in.parentIds.empty())
+    put(layout_.parentIds, in.parentIds);
+  put(layout_.cuQLens, in.cuQLens);
+  put(layout_.kvLens, in.kvLens);
+  put(layout_.stateSlots, in.stateSlots);
+  auto *cached = reinterpret_cast<int32_t *>(base + layout_.cachedLens);
+  for (int64_t b = 0; b < B; ++b)
+    cached[b] = in.kvLens[size_t(b)] - (in.cuQLens[size_t(b) + 1] -
+                                        in.cuQLens[size_t(b)]);
+  auto *tables = reinterpret_cast<int32_t *>(base + layout_.blockTables);
+  const int64_t stride = state_.blockStride;
+  if (plan_.kvCache.layers > 0) {
+    if (in.maxBlocksPerSeq > stride)
+      return Status::error(
+          "a sequence holds " + std::to_string(in.maxBlocksPerSeq) +
+          " KV blocks, more than the " + std::to_string(stride) +
+          " reserved for its context");
+    for (int64_t b = 0; b < B; ++b) {
+      int32_t *row = tables + b * stride;
+      std::fill(row, row + stride, -1);
+      if (in.maxBlocksPerSeq > 0)
+        std::memcpy(row, in.blockTables.data() + b * in.maxBlocksPerSeq,
+                    size_t(in.maxBlocksPerSeq) * 4);
+    }
+  }
+  auto *params =
+      reinterpret_cast<kernels::SampleRowParams *>(base + layout_.sampleParams);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    params[i].temperature = samples[i].params.temperature;
+    params[i].topK = samples[i].params.topK;
+    params[i].topP = samples[i].params.topP;
+    params[i].seed = samples[i].params.seed;
+    params[i].seqId = samples[i].seqId;
+    params[i].step = samples[i].step;
+  }
+  (void)T;
+  bytes = layout_.blockTables + size_t(B * stride) * 4;
+  return Status::success();
+}
+
+Status CudaBackend::runProgram(CudaProgram &program, const StepInputs &in,
+                               bool graphable, const StepShape &shape) {
+  cudaStream_t main = streams_[0];
+  if (!graphable)
+    return program.issue(state_, shape);
+  const auto key = std::make_pair(&program.program(), shape.batch);
+  auto it = graphs_.find(key);
+  if (it != graphs_.end())
+    return kernels::cudaStatus(cudaGraphLaunch(it->second, main),
+                               "decode graph replay");
+  if (!seenEager_.count(key)) {
+    seenEager_.insert(key);
+    return program.issue(state_, shape);
+  }
+  STRATA_CUDA_RETURN_IF_ERROR(
+      cudaStreamBeginCapture(main, cudaStreamCaptureModeThreadLocal),
+      "decode graph capture");
+  Status issued = program.issue(state_, shape);
+  cudaGraph_t graph = nullptr;
+  cudaError_t ended = cudaStreamEndCapture(main, &graph);
+  if (!issued.ok()) {
+    if (graph)
+      cudaGraphDestroy(graph);
+    return Status::error("while capturing the decode graph of batch " +
+                         std::to_string(shape.batch) + ": " +
+                         issued.message());
+  }
+  STRATA_CUDA_RETURN_IF_ERROR(ended, "decode graph capture");
+  cudaGraphExec_t exec = nullptr;
+  cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  STRATA_CUDA_RETURN_IF_ERROR(made, "decode graph instantiation");
+  graphs_[key] = exec;
+  (void)in;
+  return kernels::cudaStatus(cudaGraphLaunch(exec, main),
+                             "decode graph replay");
+}
+
+bool CudaBackend::step(const plan::Program &program, const StepInputs &in,
+                       const std::vector<StepSample> &samples,
+                       std::vector<int32_t> &tokens, std::vector<float> *logits,
+                       std::string &error) {
+  auto failed = [&](const Status &s) {
+    error = "cuda: " + s.message();
+    return false;
+  };
+  cudaSetDevice(options_.device);
+  CudaProgram *exec = programOf(program, error);
+  if (!exec)
+    return false;
+  if (!inputs_.get()) {
+    error = "cuda: step before reserve()";
+    return false;
+  }
+  const int64_t T = in.numTokens(), B = in.batch();
+  const plan::Limits &lim = plan_.limits;
+  if (T > lim.maxTokens || B > lim.maxBatch) {
+    error = "step of " + std::to_string(T) + " tokens in " +
+            std::to_string(B) + " sequences exceeds the plan's limits (" +
+            std::to_string(lim.maxTokens) + " tokens, " +
+            std::to_string(lim.maxBatch) + " sequences)";
+    return false;
+  }
+  if (!samples.empty() && int64_t(samples.size()) != B) {
+    error = "cuda: " + std::to_string(samples.size()) + " samples for " +
+            std::to_string(B) + " sequences";
+    return false;
+  }
+  // Decode steps replay graphs by batch bucket: the batch is padded with
+  // sequences whose block tables are empty and whose state slot is -1, so
+  // they write nothing and read zeros.
+  const bool graphable = options_.graphs && T == B && B > 0 &&
+                         program.phase == "decode";
+  StepInputs padded;
+  const StepInputs *step = &in;
+  int64_t bucket = B;
+  if (graphable) {
+    bucket = std::min<int64_t>(nextPow2(B), lim.maxBatch);
+    if (bucket > B) {
+      padded = in;
+      for (int64_t b = B; b < bucket; ++b) {
+        padded.tokenIds.push_back(0);
+        padded.positions.push_back(0);
+        padded.cuQLens.push_back(padded.cuQLens.back() + 1);
+        padded.kvLens.push_back(1);
+        padded.stateSlots.push_back(-1);
+        padded.blockTables.insert(padded.blockTables.end(),
+                                  size_t(padded.maxBlocksPerSeq), -1);
+      }
+      step = &padded;
+    }
+  }
+  size_t bytes = 0;
+  if (Status s = stage(*step, samples, bytes); !s.ok())
+    return failed(s);
+  cudaStream_t main = streams_[0];
+  if (Status s = kernels::cudaStatus(
+          cudaMemcpyAsync(inputs_.get(), staging_.get(), bytes,
+                          cudaMemcpyHostToDevice, main),
+          "step input upload");
+      !s.ok())
+    return failed(s);
+  StepShape shape;
+  shape.tokens = graphable ? bucket : T;
+  shape.batch = graphable ? bucket : B;
+  for (int64_t b = 0; b < B; ++b) {
+    shape.maxQLen = std::max<int64_t>(
+        shape.maxQLen, in.cuQLens[size_t(b) + 1] - in.cuQLens[size_t(b)]);
+    shape.maxKvLen = std::max<int64_t>(shape.maxKvLen, in.kvLens[size_t(b)]);
+  }
+  shape.host = graphable ? nullptr : step;
+  if (Status s = runProgram(*exec, *step, graphable, shape); !s.ok())
+    return failed(s);
+
+  tokens.clear();
+  if (!samples.empty()) {
+    const float *rows = exec->logits();
+    if (!rows) {
+      error = "cuda: the program has no fp32 output (logits)";
+      return false;
+    }
+    const int64_t vocab = plan_.vocabSize;
+    bool greedy = true;
+    for (const StepSample &s : samples)
+      greedy = greedy && s.params.temperature == 0.0;
+    Status picked =
+        greedy ? kernels::argmaxRows(rows, B, vocab, outIds_.as<int32_t>(),
+                                     argmaxWorkspace_.get(),
+                                     argmaxWorkspace_.bytes(), main)
+               : kernels::sampleRows(
+                     rows, B, vocab,
+                     reinterpret_cast<const kernels::SampleRowParams *>(
+                         inputs_.as<char>() + layout_.sampleParams),
+                     outIds_.as<int32_t>(), main);
+    if (!picked.ok())
+      return failed(picked);
+    if (Status s = kernels::cudaStatus(
+            cudaMemcpyAsync(outIdsHost_.get(), outIds_.get(), size_t(B) * 4,
+                            cudaMemcpyDeviceToHost, main),
+            "sampled id download");
+        !s.ok())
+      return failed(s);
+    if (logits) {
+      const size_t need = size_t(B * vocab) * 4;
+      if (logitsHost_.bytes() < need)
+        if (Status s = logitsHost_.allocate(size_t(lim.maxBatch * vocab) * 4,
+                                            "the logits");
+            !s.ok())
+          return failed(s);
+      if (Status s = kernels::cudaStatus(
+              cudaMemcpyAsync(logitsHost_.get(), rows, need,
+                              cudaMemcpyDeviceToHost, main),
+              "logits download");
+          !s.ok())
+        return failed(s);
+    }
+  }
+  // The staging buffer is rewritten by the next step, so this one's copy
+  // must have happened: every step ends synchronised.
+  if (Status s = kernels::cudaStatus(cudaStreamSynchronize(main),
+                                     (program.phase + " step").c_str());
+      !s.ok())
+    return failed(s);
+  if (!samples.empty()) {
+    tokens.assign(outIdsHost_.as<int32_t>(), outIdsHost_.as<int32_t>() + B);
+    if (logits)
+      logits->assign(logitsHost_.as<float>(),
+                     logitsHost_.as<float>() + B * plan_.vocabSize);
+  }
+  return true;
+}
+
+} // namespace
+
+std::unique_ptr<Backend> createCudaBackend(const plan::Plan &plan,
+                                           const WeightStore *hostWeights,
+                                           const CudaBackendOptions &options,
+                                           std::string &error) {
+  auto backend = std::make_unique<CudaBackend>(plan, options);
+  if (!backend->init(hostWeights, error))
+    return nullptr;
+  return backend;
+}
+
+} // namespace strata

@@ -1,0 +1,508 @@
+#include "runtime/cuda/CudaProgram.h"
+
+#include "kernels/attention/Attention.h"
+#include "kernels/common/CudaCheck.h"
+#include "kernels/elementwise/Elementwise.h"
+#include "kernels/linear_attention/LightningAttention.h"
+#include "kernels/norm/RmsNorm.h"
+#include "kernels/rope_kv/RopeKvWrite.h"
+#include "runtime/LaunchAttrs.h"
+#include "runtime/LaunchTrace.h"
+
+#include <algorithm>
+#include <set>
+
+namespace strata {
+
+using kernels::ActDType;
+using kernels::Status;
+
+namespace {
+
+/// Kernels the CUDA backend runs: every op of fused programs. The generic
+/// forward's separate rope, kv_append and softmax attention have no GPU
+/// kernel of their own (fusion replaces them).
+const std::set<std::string> &supportedKernels() {
+  static const std::set<std::string> kernels = {
+      "embedding",        "rms_norm",           "head_norm",
+      "linear",           "split_heads",        "merge_heads",
+      "silu_mul",         "silu",               "sigmoid_mul",
+      "add",              "rope_kv_write",      "prefill_attention",
+      "extend_attention", "paged_decode_attention", "tree_attention",
+      "lightning_prefill", "lightning_decode",   "add_rms_norm",
+      "swiglu",           "head_slice",         "logits"};
+  return kernels;
+}
+
+uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+} // namespace
+
+CudaProgram::CudaProgram(const plan::Plan &plan, const plan::Program &program)
+    : plan_(plan), program_(program) {}
+
+CudaProgram::~CudaProgram() {
+  for (cudaEvent_t e : events_)
+    cudaEventDestroy(e);
+  for (cudaEvent_t e : joins_)
+    cudaEventDestroy(e);
+  if (fork_)
+    cudaEventDestroy(fork_);
+}
+
+std::string CudaProgram::unsupportedLaunch() const {
+  for (size_t i = 0; i < program_.launches.size(); ++i) {
+    const plan::Launch &l = program_.launches[i];
+    bool ok = supportedKernels().count(l.kernel) > 0 ||
+              (l.kernel == "attention" && l.variant == "linear");
+    if (!ok)
+      return describeLaunch(program_, i) +
+             ": no CUDA kernel runs this generic op; the CUDA backend runs "
+             "fused plans (strata compile --emit=fused)";
+  }
+  return {};
+}
+
+Status CudaProgram::init(size_t numStreams) {
+  events_.assign(program_.events.size(), nullptr);
+  for (cudaEvent_t &e : events_)
+    STRATA_CUDA_RETURN_IF_ERROR(
+        cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event create");
+  STRATA_CUDA_RETURN_IF_ERROR(
+      cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "event create");
+  joins_.assign(numStreams, nullptr);
+  for (cudaEvent_t &e : joins_)
+    STRATA_CUDA_RETURN_IF_ERROR(
+        cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event create");
+  return Status::success();
+}
+
+uint64_t CudaProgram::outputBytes() const {
+  uint64_t bytes = 0;
+  for (const plan::Buffer &b : program_.buffers)
+    if (b.kind == plan::BufferKind::Output)
+      bytes += alignUp(uint64_t(plan::numElements(b.shape,
+                                                  plan_.limits.maxTokens,
+                                                  plan_.limits.maxBatch)) *
+                           plan::byteWidth(b.dtype),
+                       256);
+  return bytes;
+}
+
+void CudaProgram::bindOutputs(void *base) {
+  uint64_t offset = 0;
+  outputs_.clear();
+  logits_ = nullptr;
+  for (size_t i = 0; i < program_.buffers.size(); ++i) {
+    const plan::Buffer &b = program_.buffers[i];
+    if (b.kind != plan::BufferKind::Output)
+      continue;
+    void *p = static_cast<char *>(base) + offset;
+    outputs_[int32_t(i)] = p;
+    if (b.dtype == plan::DType::F32 && !logits_)
+      logits_ = static_cast<const float *>(p);
+    offset += alignUp(uint64_t(plan::numElements(b.shape,
+                                                 plan_.limits.maxTokens,
+                                                 plan_.limits.maxBatch)) *
+                          plan::byteWidth(b.dtype),
+                      256);
+  }
+}
+
+void *CudaProgram::data(int32_t buffer, const DeviceState &state) const {
+  const plan::Buffer &b = program_.buffers[buffer];
+  switch (b.kind) {
+  case plan::BufferKind::Arena:
+    return static_cast<char *>(state.arena) + b.arenaOffset;
+  case plan::BufferKind::Weight:
+    return const_cast<void *>(state.weights[b.weight]);
+  case plan::BufferKind::Output: {
+    auto it = outputs_.find(buffer);
+    return it == outputs_.end() ? nullptr : it->second;
+  }
+  case plan::BufferKind::Input:
+    if (b.name == "arg0")
+      return const_cast<int32_t *>(state.tokenIds);
+    if (b.name == "arg1")
+      return const_cast<int32_t *>(state.positions);
+    // The verify program's extra token argument: the draft tree.
+    if (b.dtype == plan::DType::I32 && !b.shape.empty())
+      return const_cast<int32_t *>(state.parentIds);
+    return nullptr; // the sequence metadata lives in DeviceState
+  case plan::BufferKind::KvCache:
+  case plan::BufferKind::LinearState:
+    return nullptr; // addressed per layer
+  }
+  return nullptr;
+}
+
+Status CudaProgram::issue(const DeviceState &state, const StepShape &shape) {
+  const size_t streams = size_t(std::max(1, program_.numStreams));
+  if (streams > state.streams.size() || streams > joins_.size())
+    return Status::error(program_.phase + ": the program uses " +
+                         std::to_string(streams) + " streams, " +
+                         std::to_string(state.streams.size()) + " exist");
+  cudaStream_t main = state.streams[0];
+  if (streams > 1) {
+    STRATA_CUDA_RETURN_IF_ERROR(cudaEventRecord(fork_, main), "fork record");
+    for (size_t s = 1; s < streams; ++s)
+      STRATA_CUDA_RETURN_IF_ERROR(
+          cudaStreamWaitEvent(state.streams[s], fork_, 0), "fork wait");
+  }
+  for (size_t i = 0; i < program_.launches.size(); ++i) {
+    const plan::Launch &l = program_.launches[i];
+    cudaStream_t stream = state.streams[size_t(l.stream)];
+    for (size_t e = 0; e < program_.events.size(); ++e)
+      if (size_t(program_.events[e].to) == i)
+        STRATA_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, events_[e], 0),
+                                    (describeLaunch(program_, i) +
+                                     ": waiting for an event")
+                                        .c_str());
+    if (Status s = launch(i, state, shape, stream); !s.ok())
+      return Status::error(describeLaunch(program_, i) + ": " + s.message());
+    if (launchTraceEnabled() && shape.host && !l.outputs.empty())
+      if (Status s = trace(i, state, shape, stream); !s.ok())
+        return s;
+    for (size_t e = 0; e < program_.events.size(); ++e)
+      if (size_t(program_.events[e].from) == i)
+        STRATA_CUDA_RETURN_IF_ERROR(cudaEventRecord(events_[e], stream),
+                                    (describeLaunch(program_, i) +
+                                     ": recording an event")
+                                        .c_str());
+  }
+  for (size_t s = 1; s < streams; ++s) {
+    STRATA_CUDA_RETURN_IF_ERROR(cudaEventRecord(joins_[s], state.streams[s]),
+                                "join record");
+    STRATA_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(main, joins_[s], 0),
+                                "join wait");
+  }
+  return Status::success();
+}
+
+Status CudaProgram::trace(size_t index, const DeviceState &state,
+                          const StepShape &shape, cudaStream_t stream) {
+  const plan::Launch &l = program_.launches[index];
+  const plan::Buffer &b = program_.buffers[l.outputs[0]];
+  const void *src = data(l.outputs[0], state);
+  const int64_t count = plan::numElements(b.shape, shape.tokens, shape.batch);
+  std::vector<uint8_t> host(size_t(count) * plan::byteWidth(b.dtype));
+  STRATA_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream),
+                              (describeLaunch(program_, index)).c_str());
+  if (src && !host.empty())
+    STRATA_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(host.data(), src, host.size(), cudaMemcpyDeviceToHost),
+        "trace copy");
+  traceLaunch("cuda", program_, index, src ? host.data() : nullptr, b.dtype,
+              count);
+  return Status::success();
+}
+
+Status CudaProgram::launch(size_t index, const DeviceState &state,
+                           const StepShape &shape, cudaStream_t stream) {
+  const plan::Launch &l = program_.launches[index];
+  auto buf = [&](size_t i, bool output) -> const plan::Buffer & {
+    return program_.buffers[output ? l.outputs[i] : l.inputs[i]];
+  };
+  auto in0 = [&](size_t i) { return data(l.inputs[i], state); };
+  auto out0 = [&](size_t i) { return data(l.outputs[i], state); };
+  // The activation storage type: the first 16-bit tensor the launch
+  // touches (logits are fp32, token ids i32), as on the CPU backend.
+  ActDType act = ActDType::BF16;
+  for (const auto *list : {&l.outputs, &l.inputs})
+    for (auto it = list->rbegin(); it != list->rend(); ++it) {
+      plan::DType t = program_.buffers[*it].dtype;
+      if (t == plan::DType::F16 || t == plan::DType::BF16)
+        act = t == plan::DType::F16 ? ActDType::F16 : ActDType::BF16;
+    }
+  auto lastDim = [&](const plan::Buffer &b) {
+    return b.shape.empty() ? int64_t(1) : b.shape.back().value;
+  };
+  auto elements = [&](const plan::Buffer &b) {
+    return plan::numElements(b.shape, shape.tokens, shape.batch);
+  };
+  auto copy = [&](void *dst, const void *src, size_t bytes) -> Status {
+    if (dst == src || bytes == 0)
+      return Status::success();
+    return kernels::cudaStatus(
+        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream),
+        "device copy");
+  };
+  const std::string &k = l.kernel;
+  const int64_t T = shape.tokens, B = shape.batch;
+  kernels::GemmRunner &gemm = *state.gemms[size_t(l.stream)];
+
+  if (k == "embedding") {
+    const plan::Buffer &table = buf(1, false);
+    return kernels::embedding(act, T, table.shape[0].value,
+                              table.shape[1].value,
+                              static_cast<const int32_t *>(in0(0)), in0(1),
+                              out0(0), stream);
+  }
+  if (k == "rms_norm" || k == "head_norm") {
+    int64_t cols = lastDim(buf(0, false));
+    return kernels::rmsNorm(act, elements(buf(0, false)) / cols, cols, in0(0),
+                            in0(1), float(floatAttr(l, "eps")), out0(0),
+                            stream);
+  }
+  if (k == "add_rms_norm") {
+    int64_t cols = lastDim(buf(0, false));
+    return kernels::addRmsNorm(act, elements(buf(0, false)) / cols, cols,
+                               in0(0), in0(1), in0(2),
+                               float(floatAttr(l, "eps")), out0(0), out0(1),
+                               stream);
+  }
+  if (k == "linear") {
+    const plan::Buffer &w = buf(1, false);
+    kernels::GemmArgs a;
+    a.dtype = act;
+    a.m = T;
+    a.n = w.shape[0].value;
+    a.k = w.shape[1].value;
+    a.x = in0(0);
+    a.w = in0(1);
+    a.bias = l.inputs.size() > 2 ? in0(2) : nullptr;
+    a.y = out0(0);
+    return gemm.linear(a, stream);
+  }
+  if (k == "split_heads" || k == "merge_heads")
+    // Row-major [T, H*D] and [T, H, D] are the same bytes.
+    return copy(out0(0), in0(0),
+                size_t(elements(buf(0, false))) *
+                    plan::byteWidth(buf(0, false).dtype));
+  if (k == "silu_mul")
+    return kernels::siluMul(act, elements(buf(0, true)), in0(0), in0(1),
+                            out0(0), stream);
+  if (k == "silu")
+    return kernels::silu(act, elements(buf(0, true)), in0(0), out0(0), stream);
+  if (k == "sigmoid_mul")
+    return kernels::sigmoidMul(act, elements(buf(0, true)), in0(0), in0(1),
+                               out0(0), stream);
+  if (k == "add")
+    return kernels::add(act, elements(buf(0, true)), in0(0), in0(1), out0(0),
+                        stream);
+  if (k == "swiglu")
+    return kernels::siluMulFused(act, T, lastDim(buf(0, true)), in0(0),
+                                 out0(0), stream);
+  if (k == "head_slice") {
+    const plan::Buffer &x = buf(0, false);
+    const int64_t heads = x.shape[1].value, dim = x.shape[2].value;
+    const int64_t first = intAttr(l, "first"), count = intAttr(l, "num_heads");
+    if (T == 0)
+      return Status::success();
+    return kernels::cudaStatus(
+        cudaMemcpy2DAsync(out0(0), size_t(count * dim) * 2,
+                          static_cast<const char *>(in0(0)) + first * dim * 2,
+                          size_t(heads * dim) * 2, size_t(count * dim) * 2,
+                          size_t(T), cudaMemcpyDeviceToDevice, stream),
+        "head slice copy");
+  }
+
+  const plan::KvCacheDesc &kv = plan_.kvCache;
+  const int64_t layer = intAttr(l, "layer");
+  auto pagedCache = [&](int64_t firstSeq) {
+    return kernels::KvCacheView::paged(
+        state.kPools[size_t(layer)], state.vPools[size_t(layer)],
+        state.numBlocks, kv.blockSize,
+        state.blockTables + firstSeq * state.blockStride, state.blockStride);
+  };
+  // Sequences are issued together when all have the same number of tokens
+  // (always so for decode); a ragged batch is issued one sequence at a time.
+  const bool uniform = [&] {
+    if (!shape.host)
+      return true;
+    const std::vector<int32_t> &cu = shape.host->cuQLens;
+    for (size_t b = 1; b + 1 < cu.size(); ++b)
+      if (cu[b + 1] - cu[b] != cu[1] - cu[0])
+        return false;
+    return true;
+  }();
+
+  if (k == "rope_kv_write") {
+    if (size_t(layer) >= state.kPools.size())
+      return Status::error("layer " + std::to_string(layer) +
+                           " has no KV cache");
+    const int64_t hq = intAttr(l, "num_q_heads"),
+                  hkv = intAttr(l, "num_kv_heads");
+    const int64_t dim = kv.headDim, heads = hq + 2 * hkv;
+    kernels::RopeTableSpec spec = ropeSpecOf(l);
+    auto table = state.ropeTables.find(ropeTableKey(spec));
+    if (table == state.ropeTables.end())
+      return Status::error("no rotary table was prepared for this launch");
+    kernels::RopeKvDims d;
+    d.numQHeads = int32_t(hq);
+    d.numKvHeads = int32_t(hkv);
+    d.headDim = int32_t(dim);
+    d.rotaryDim = spec.rotaryDim;
+    d.pairing = ropePairingOf(l);
+    d.dtype = act;
+    kernels::CosSinCache cosSin{table->second.data, 1, table->second.rows};
+    kernels::QkNormParams norm;
+    norm.qWeight = l.inputs.size() > 4 ? in0(4) : nullptr;
+    norm.kWeight = l.inputs.size() > 5 ? in0(5) : nullptr;
+    norm.eps = float(floatAttr(l, "qk_norm_eps", 1e-6));
+    const bool packed = l.variant == "packed", tree = l.variant == "tree";
+    const size_t rowBytes = size_t(heads * dim) * 2;
+    if (packed) // rotated in place in the output
+      if (Status s = copy(out0(0), in0(0), size_t(T) * rowBytes); !s.ok())
+        return s;
+    auto issueSeqs = [&](int64_t first, int64_t count, int64_t seq,
+                         int64_t tokenOffset) -> Status {
+      d.batch = count;
+      d.seq = seq;
+      auto *qkvOut = static_cast<char *>(out0(0)) + tokenOffset * rowBytes;
+      const auto *qkvIn =
+          static_cast<const char *>(in0(0)) + tokenOffset * rowBytes;
+      kernels::KvCacheView cache = pagedCache(first);
+      if (packed)
+        return kernels::ropeKvWritePacked(d, qkvOut, cosSin, norm, cache,
+                                          nullptr, stream);
+      void *qOut =
+          static_cast<char *>(out0(0)) + tokenOffset * size_t(hq * dim) * 2;
+      if (tree)
+        return kernels::ropeKvWriteTree(d, qkvIn, qOut,
+                                        state.cachedLens + first,
+                                        state.positions + tokenOffset, cosSin,
+                                        norm, cache, nullptr, stream);
+      return kernels::ropeKvWriteContinuous(d, qkvIn, qOut,
+                                            state.cachedLens + first, cosSin,
+                                            norm, cache, nullptr, stream);
+    };
+    if (B == 0 || T == 0)
+      return Status::success();
+    if (uniform)
+      return issueSeqs(0, B, T / B, 0);
+    const std::vector<int32_t> &cu = shape.host->cuQLens;
+    for (int64_t b = 0; b < B; ++b)
+      if (cu[b + 1] > cu[b])
+        if (Status s = issueSeqs(b, 1, cu[b + 1] - cu[b], cu[b]); !s.ok())
+          return s;
+    return Status::success();
+  }
+
+  if (k == "prefill_attention" || k == "extend_attention" ||
+      k == "paged_decode_attention" || k == "tree_attention") {
+    if (size_t(layer) >= state.kPools.size())
+      return Status::error("layer " + std::to_string(layer) +
+                           " has no KV cache");
+    const plan::Buffer &qBuf = buf(0, false);
+    const bool prefill = k == "prefill_attention";
+    const int64_t hq = prefill ? intAttr(l, "num_q_heads") : qBuf.shape[1].value;
+    kernels::AttentionDims d;
+    d.batch = B;
+    d.numQHeads = int32_t(hq);
+    d.numKvHeads = int32_t(kv.kvHeads);
+    d.headDim = int32_t(kv.headDim);
+    d.dtype = act;
+    d.scale = float(floatAttr(l, "scale"));
+    d.slidingWindow = intAttr(l, "sliding_window", 0);
+    kernels::AttentionTensors t;
+    t.q = in0(0);
+    t.out = out0(0);
+    t.cuQLens = state.cuQLens;
+    t.kvLens = state.kvLens;
+    t.cache = pagedCache(0);
+    if (prefill && T > 0) {
+      // Queries are the first hq heads of each packed QKV row; the kernel
+      // takes them dense.
+      const int64_t hkv = intAttr(l, "num_kv_heads");
+      const size_t qRow = size_t(hq * kv.headDim) * 2;
+      if (size_t(T) * qRow > state.queryScratchBytes)
+        return Status::error("query scratch too small");
+      STRATA_CUDA_RETURN_IF_ERROR(
+          cudaMemcpy2DAsync(state.queryScratch, qRow, in0(0),
+                            size_t((hq + 2 * hkv) * kv.headDim) * 2, qRow,
+                            size_t(T), cudaMemcpyDeviceToDevice, stream),
+          "query gather");
+      t.q = state.queryScratch;
+    }
+    // Decode splits the keys across blocks, sized for the longest context
+    // the backend reserved (so one captured graph serves every length, and
+    // eager and graph steps compute alike); the other phases have enough
+    // query tiles to fill the GPU without splitting.
+    const bool decode = k == "paged_decode_attention";
+    kernels::AttentionLaunch launch;
+    launch.maxQLen = decode ? 1 : std::max<int64_t>(shape.maxQLen, 1);
+    launch.maxKvLen = decode ? std::max<int64_t>(state.maxContext, 1)
+                             : std::max<int64_t>(shape.maxKvLen, 1);
+    launch.numSplits = decode ? 0 : 1;
+    launch.workspace = state.attentionWorkspace;
+    launch.workspaceBytes = state.attentionWorkspaceBytes;
+    if (B == 0)
+      return Status::success();
+    if (prefill)
+      return kernels::attentionPrefill(d, t, launch, stream);
+    if (k == "extend_attention")
+      return kernels::attentionExtend(d, t, launch, stream);
+    if (k == "paged_decode_attention")
+      return kernels::attentionDecode(d, t, launch, stream);
+    t.parentIds = static_cast<const int32_t *>(in0(3));
+    t.positions = state.positions;
+    return kernels::attentionTree(d, t, launch, stream);
+  }
+
+  if (k == "lightning_prefill" || k == "lightning_decode" ||
+      (k == "attention" && l.variant == "linear")) {
+    const plan::LinearStateDesc &ls = plan_.linearState;
+    if (size_t(layer) >= state.states.size())
+      return Status::error("layer " + std::to_string(layer) +
+                           " has no linear state");
+    auto decay = state.decay.find(layer);
+    if (decay == state.decay.end())
+      return Status::error("no decay rates were uploaded for this layer");
+    kernels::LightningDims d;
+    d.batch = B;
+    d.numHeads = int32_t(ls.heads);
+    d.headDim = int32_t(ls.keyDim);
+    d.numSlots = state.numSlots;
+    d.dtype = act;
+    kernels::LightningTensors t;
+    t.q = in0(0);
+    t.k = in0(1);
+    t.v = in0(2);
+    t.out = out0(0);
+    t.state = state.states[size_t(layer)];
+    t.slots = state.stateSlots;
+    t.decay = decay->second;
+    t.cuSeqLens = state.cuQLens;
+    if (B == 0)
+      return Status::success();
+    return k == "lightning_decode" ? kernels::lightningDecode(d, t, stream)
+                                   : kernels::lightningPrefill(d, t, stream);
+  }
+
+  if (k == "logits") {
+    const plan::Buffer &w = buf(1, false);
+    const int64_t vocab = w.shape[0].value, hidden = w.shape[1].value;
+    kernels::GemmArgs a;
+    a.dtype = act;
+    a.n = vocab;
+    a.k = hidden;
+    a.w = in0(1);
+    a.y = out0(0);
+    a.f32Out = true;
+    a.x = in0(0);
+    a.m = T;
+    if (intAttr(l, "all_tokens", 0) || T == B)
+      return T == 0 ? Status::success() : gemm.linear(a, stream);
+    // One row per sequence: its last token. Only eager steps get here.
+    if (!shape.host)
+      return Status::error("ragged logits need the host step");
+    const size_t row = size_t(hidden) * 2;
+    if (size_t(B) * row > state.rowScratchBytes)
+      return Status::error("row scratch too small");
+    for (int64_t b = 0; b < B; ++b) {
+      int64_t t = shape.host->cuQLens[size_t(b) + 1] - 1;
+      STRATA_CUDA_RETURN_IF_ERROR(
+          cudaMemcpyAsync(static_cast<char *>(state.rowScratch) + b * row,
+                          static_cast<const char *>(in0(0)) + t * row, row,
+                          cudaMemcpyDeviceToDevice, stream),
+          "last-row gather");
+    }
+    a.x = state.rowScratch;
+    a.m = B;
+    return gemm.linear(a, stream);
+  }
+  return Status::error("has no CUDA implementation");
+}
+
+} // namespace strata

@@ -1,0 +1,72 @@
+// Owning handles of device and pinned host memory for the CUDA backend.
+#ifndef STRATA_RUNTIME_CUDA_DEVICEMEMORY_H
+#define STRATA_RUNTIME_CUDA_DEVICEMEMORY_H
+
+#include "kernels/common/Status.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
+
+namespace strata {
+
+/// cudaMalloc'ed bytes, freed on destruction; empty when never allocated.
+class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer() { reset(); }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  DeviceBuffer(DeviceBuffer &&o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
+    o.ptr_ = nullptr;
+    o.bytes_ = 0;
+  }
+  DeviceBuffer &operator=(DeviceBuffer &&o) noexcept {
+    if (this != &o) {
+      reset();
+      ptr_ = o.ptr_;
+      bytes_ = o.bytes_;
+      o.ptr_ = nullptr;
+      o.bytes_ = 0;
+    }
+    return *this;
+  }
+
+  /// Allocates `bytes` (at least 1), dropping what was held; `what` names
+  /// the buffer in the error ("KV cache: cudaErrorMemoryAllocation ...").
+  kernels::Status allocate(size_t bytes, const std::string &what);
+  void reset();
+
+  void *get() const { return ptr_; }
+  template <typename T> T *as() const { return static_cast<T *>(ptr_); }
+  size_t bytes() const { return bytes_; }
+
+private:
+  void *ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+/// Page-locked host bytes (asynchronous copies need them).
+class PinnedBuffer {
+public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer() { reset(); }
+  PinnedBuffer(const PinnedBuffer &) = delete;
+  PinnedBuffer &operator=(const PinnedBuffer &) = delete;
+
+  kernels::Status allocate(size_t bytes, const std::string &what);
+  void reset();
+
+  void *get() const { return ptr_; }
+  template <typename T> T *as() const { return static_cast<T *>(ptr_); }
+  size_t bytes() const { return bytes_; }
+
+private:
+  void *ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+} // namespace strata
+
+#endif // STRATA_RUNTIME_CUDA_DEVICEMEMORY_H
