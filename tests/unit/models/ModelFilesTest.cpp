@@ -64,9 +64,9 @@ TEST_CASE("tiny-llama: GQA, llama3 scaling, tied embeddings", "[models]") {
   CHECK(s.numLayers() == 4);
   CHECK(s.attention.numHeads == 8);
   CHECK(s.attention.numKvHeads == 2);
-  CHECK(s.attention.headDim == 32);
-  CHECK(s.attention.scale == Approx(1.0 / std::sqrt(32.0)));
-  CHECK(s.rope.rotaryDim == 32);
+  CHECK(s.attention.headDim == 64);
+  CHECK(s.attention.scale == Approx(1.0 / std::sqrt(64.0)));
+  CHECK(s.rope.rotaryDim == 64);
   CHECK(s.rope.pairing == RopePairing::Neox);
   CHECK(s.rope.theta == 500000.0);
   CHECK(s.rope.scaling.type == RopeScalingType::Llama3);
@@ -142,8 +142,8 @@ TEST_CASE("sliding-window models: every layer and 5:1 pattern", "[models]") {
 TEST_CASE("minimax hybrids: layer kinds and decay slopes", "[models]") {
   ModelSpec t = load("tiny-minimax.yaml");
   REQUIRE(t.numLayers() == 4);
-  CHECK(t.rope.rotaryDim == 16);
-  CHECK(t.attention.headDim == 32);
+  CHECK(t.rope.rotaryDim == 32);
+  CHECK(t.attention.headDim == 64);
   for (int64_t l = 0; l < 4; ++l) {
     INFO("layer " << l);
     if (l == 3) {
