@@ -293,12 +293,22 @@ bool CudaBackend::init(const WeightStore *hostWeights, std::string &error) {
 }
 
 Status CudaBackend::uploadWeights(const WeightStore *hostWeights) {
+  // Only weights some launch reads take device memory: a fused plan also
+  // lists the unpacked sources of its packed QKV and gate/up weights.
+  std::vector<bool> used(plan_.weights.size(), false);
+  for (const plan::Program &p : plan_.programs)
+    for (const plan::Launch &l : p.launches)
+      for (int32_t b : l.inputs)
+        if (p.buffers[size_t(b)].kind == plan::BufferKind::Weight)
+          used[size_t(p.buffers[size_t(b)].weight)] = true;
   std::vector<uint64_t> offsets;
   uint64_t total = 0;
-  for (const plan::Weight &w : plan_.weights) {
+  for (size_t i = 0; i < plan_.weights.size(); ++i) {
+    const plan::Weight &w = plan_.weights[i];
     offsets.push_back(total);
-    total += alignUp(uint64_t(elementsOf(w.shape)) * plan::byteWidth(w.dtype),
-                     256);
+    if (used[i])
+      total += alignUp(
+          uint64_t(elementsOf(w.shape)) * plan::byteWidth(w.dtype), 256);
   }
   if (Status s = weights_.allocate(total, "the weights"); !s.ok())
     return s;
@@ -306,7 +316,9 @@ Status CudaBackend::uploadWeights(const WeightStore *hostWeights) {
   for (size_t i = 0; i < plan_.weights.size(); ++i) {
     const plan::Weight &w = plan_.weights[i];
     char *dst = weights_.as<char>() + offsets[i];
-    state_.weights.push_back(dst);
+    state_.weights.push_back(used[i] ? dst : nullptr);
+    if (!used[i])
+      continue;
     const uint64_t width = plan::byteWidth(w.dtype);
     if (hostWeights) {
       const std::vector<uint8_t> &bytes = hostWeights->bytes(int32_t(i));

@@ -39,7 +39,21 @@ uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 } // namespace
 
 CudaProgram::CudaProgram(const plan::Plan &plan, const plan::Program &program)
-    : plan_(plan), program_(program) {}
+    : plan_(plan), program_(program) {
+  std::map<int32_t, size_t> producer;
+  for (size_t i = 0; i < program.launches.size(); ++i) {
+    const plan::Launch &l = program.launches[i];
+    int64_t layer = intAttr(l, "layer", -1);
+    if (layer < 0 && !l.inputs.empty()) {
+      auto it = producer.find(l.inputs[0]);
+      if (it != producer.end())
+        layer = intAttr(program.launches[it->second], "layer", -1);
+    }
+    layers_.push_back(layer);
+    for (int32_t out : l.outputs)
+      producer[out] = i;
+  }
+}
 
 CudaProgram::~CudaProgram() {
   for (cudaEvent_t e : events_)
@@ -298,7 +312,7 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
   }
 
   const plan::KvCacheDesc &kv = plan_.kvCache;
-  const int64_t layer = intAttr(l, "layer");
+  const int64_t layer = layers_[index];
   auto pagedCache = [&](int64_t firstSeq) {
     return kernels::KvCacheView::paged(
         state.kPools[size_t(layer)], state.vPools[size_t(layer)],

@@ -129,6 +129,11 @@ private:
   cudaEvent_t fork_ = nullptr;
   std::vector<cudaEvent_t> joins_;
   std::map<int32_t, void *> outputs_;
+  /// By launch: the KV-cache layer it addresses. Prefill attention has no
+  /// layer of its own (the CPU reads K and V from the packed QKV); on the
+  /// GPU it reads the cache that the rope_kv_write producing its input
+  /// filled.
+  std::vector<int64_t> layers_;
   const float *logits_ = nullptr;
 };
 
