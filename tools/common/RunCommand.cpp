@@ -80,6 +80,12 @@ void addRunOptions(ArgParser &parser) {
                    "load the weights from a .safetensors file or a "
                    "model.safetensors.index.json (default: the model's "
                    "weights)");
+  parser.addOption("device", "cpu|cuda",
+                   "where the programs run (default cpu); cuda needs a "
+                   "fused plan and a Hopper GPU");
+  parser.addFlag("no-graphs",
+                 "cuda: launch every decode step eagerly instead of "
+                 "replaying captured CUDA graphs");
   parser.addOption("logits-out", "FILE",
                    "write the logits row of each sequence's last step "
                    "(fp32, as JSON) to FILE");
@@ -153,6 +159,18 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
       parser.has("weights") ? parser.get("weights") : defaultWeights;
   if (parser.has("weights") && options.weightsPath.empty())
     return usage("--weights expects a path");
+  if (parser.has("device")) {
+    const std::string device = parser.get("device");
+    if (device == "cuda")
+      options.device = Device::Cuda;
+    else if (device != "cpu")
+      return usage("--device expects cpu or cuda, got '" + device + "'");
+  }
+  if (parser.has("no-graphs")) {
+    if (options.device != Device::Cuda)
+      return usage("--no-graphs applies to --device cuda only");
+    options.cudaGraphs = false;
+  }
   std::string logitsOut = parser.has("logits-out") ? parser.get("logits-out")
                                                    : std::string();
   if (parser.has("logits-out") && logitsOut.empty())
@@ -203,7 +221,7 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
     std::printf("\n");
   }
   std::printf("prefill: %lld tokens in %.2f ms (%.2f ms/token); decode: %lld "
-              "steps of %lld sequences, %.2f ms/step (CPU backend)\n",
+              "steps of %lld sequences, %.2f ms/step (%s backend)\n",
               (long long)timings.prefillTokens,
               timings.prefillSeconds * 1e3,
               timings.prefillTokens
@@ -212,7 +230,8 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
               (long long)timings.decodeSteps, (long long)batch,
               timings.decodeSteps
                   ? timings.decodeSeconds * 1e3 / timings.decodeSteps
-                  : 0.0);
+                  : 0.0,
+              engine->backendName());
   return 0;
 }
 

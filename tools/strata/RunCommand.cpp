@@ -1,5 +1,6 @@
-// `strata run MODEL.yaml --prompt-ids 1,2,3`: compile the model's generic
-// forward to a plan in memory and generate with it on the CPU backend.
+// `strata run MODEL.yaml --prompt-ids 1,2,3`: compile the model to a plan in
+// memory and generate with it: the generic forward on the CPU backend (the
+// reference), the fused phase programs with --device cuda.
 #include "codegen/PlanLowering.h"
 #include "ir/ModelBuilder.h"
 #include "ir/StrataDialect.h"
@@ -7,7 +8,10 @@
 #include "tools/common/RunCommand.h"
 #include "tools/strata/Commands.h"
 
+#include "passes/Passes.h"
+
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <cstdio>
 
@@ -26,9 +30,10 @@ int runRun(const std::vector<std::string> &args) {
   }
   if (parser.has("help")) {
     std::printf("usage: strata run MODEL.yaml --prompt-ids IDS [options]\n\n"
-                "Compiles the model and generates tokens on the CPU backend "
-                "with\nthe model's weights (random, or safetensors from the "
-                "model file\nor --weights).\n\noptions:\n%s",
+                "Compiles the model and generates tokens with the model's "
+                "weights\n(random, or safetensors from the model file or "
+                "--weights): the\ngeneric forward on the CPU, the fused "
+                "programs with --device cuda.\n\noptions:\n%s",
                 parser.helpText().c_str());
     return kExitOk;
   }
@@ -52,6 +57,16 @@ int runRun(const std::vector<std::string> &args) {
     std::fprintf(stderr, "%s: error: could not build the model's IR\n",
                  modelPath.c_str());
     return kExitBadInput;
+  }
+  // The CUDA backend runs fused programs only.
+  if (parser.has("device") && parser.get("device") == "cuda") {
+    mlir::PassManager pm(&context);
+    buildFusionPipeline(pm, FusionPipelineConfig{});
+    if (mlir::failed(pm.run(**module))) {
+      std::fprintf(stderr, "%s: error: the pass pipeline failed\n",
+                   modelPath.c_str());
+      return kExitBadInput;
+    }
   }
   PlanLoweringOptions options;
   auto plan = lowerToPlan(**module, options);
