@@ -69,6 +69,25 @@ std::vector<uint8_t> randomTensor(const std::string &name, plan::DType dtype,
   return out;
 }
 
+/// Lightning layers of Hugging Face MiniMax checkpoints also store the decay
+/// tables their forward derives from the slopes (slope_rate and the
+/// per-block query, key and diagonal decays). The model file's decay slopes
+/// already define them, so they are accepted and not read.
+bool isDerivedDecayBuffer(const std::string &name) {
+  static const char *const kSuffixes[] = {
+      ".self_attn.slope_rate", ".self_attn.query_decay",
+      ".self_attn.key_decay", ".self_attn.diagonal_decay"};
+  if (name.rfind("model.layers.", 0) != 0)
+    return false;
+  for (const char *suffix : kSuffixes) {
+    const std::string sfx(suffix);
+    if (name.size() > sfx.size() &&
+        name.compare(name.size() - sfx.size(), sfx.size(), sfx) == 0)
+      return true;
+  }
+  return false;
+}
+
 } // namespace
 
 WeightStore WeightStore::random(const plan::Plan &plan) {
@@ -411,7 +430,8 @@ std::optional<WeightStore> WeightStore::fromSafetensors(const plan::Plan &plan,
     used.insert(name);
   }
   for (const auto &[name, e] : ckpt->tensors())
-    if (!used.count(name)) {
+    if (!used.count(name) && !(plan.linearState.layers > 0 &&
+                               isDerivedDecayBuffer(name))) {
       error = where(e) + ": error: unexpected tensor '" + name +
               "': the model uses no tensor of that name (does the model "
               "file describe this checkpoint?)";
