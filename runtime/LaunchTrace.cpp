@@ -18,6 +18,14 @@ bool launchTraceEnabled() {
   return enabled;
 }
 
+bool launchProfileEnabled() {
+  static const bool enabled = [] {
+    const char *v = std::getenv("STRATA_PROFILE");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return enabled;
+}
+
 void traceLaunch(const char *backend, const plan::Program &program,
                  size_t index, const void *data, plan::DType dtype,
                  int64_t count) {

@@ -14,6 +14,11 @@ namespace strata {
 
 bool launchTraceEnabled();
 
+/// STRATA_PROFILE=1: the CUDA backend times every eagerly issued launch and
+/// prints milliseconds per kernel and phase when it is destroyed (see
+/// CudaProgram::collectProfile for what the figures include).
+bool launchProfileEnabled();
+
 /// Prints one trace line for launch `index` of `program` whose first output
 /// holds `count` elements of `dtype` at host address `data`.
 void traceLaunch(const char *backend, const plan::Program &program,

@@ -7,11 +7,13 @@
 #include "kernels/init/RandomInit.h"
 #include "kernels/sampling/Sampling.h"
 #include "runtime/LaunchAttrs.h"
+#include "runtime/LaunchTrace.h"
 #include "runtime/RandomWeights.h"
 #include "runtime/cuda/CudaProgram.h"
 #include "runtime/cuda/DeviceMemory.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -112,12 +114,30 @@ private:
   /// second step, after one eager step has planned its GEMMs.
   std::map<std::pair<const plan::Program *, int64_t>, cudaGraphExec_t> graphs_;
   std::set<std::pair<const plan::Program *, int64_t>> seenEager_;
+  /// STRATA_PROFILE: milliseconds by phase and kernel, and steps by phase.
+  std::map<std::string, std::map<std::string, double>> profile_;
+  std::map<std::string, int64_t> profileSteps_;
 };
 
 CudaBackend::~CudaBackend() {
   cudaSetDevice(options_.device);
   for (cudaStream_t s : streams_)
     cudaStreamSynchronize(s);
+  if (launchProfileEnabled()) {
+    // Milliseconds per phase and kernel over every eager step, and each
+    // kernel's share of its phase.
+    for (const auto &[phase, kernels] : profile_) {
+      double total = 0;
+      for (const auto &[kernel, ms] : kernels)
+        total += ms;
+      std::fprintf(stderr, "profile %s: %.3f ms in %lld steps\n",
+                   phase.c_str(), total, (long long)profileSteps_[phase]);
+      for (const auto &[kernel, ms] : kernels)
+        std::fprintf(stderr, "profile %s %-28s %9.3f ms %5.1f%%\n",
+                     phase.c_str(), kernel.c_str(), ms,
+                     total > 0 ? 100.0 * ms / total : 0.0);
+    }
+  }
   dropGraphs();
   programs_.clear();
   gemms_.clear();
@@ -756,6 +776,10 @@ bool CudaBackend::step(const plan::Program &program, const StepInputs &in,
                                      (program.phase + " step").c_str());
       !s.ok())
     return failed(s);
+  if (launchProfileEnabled() && !graphable) {
+    exec->collectProfile(profile_[program.phase]);
+    ++profileSteps_[program.phase];
+  }
   if (!samples.empty()) {
     tokens.assign(outIdsHost_.as<int32_t>(), outIdsHost_.as<int32_t>() + B);
     if (logits)

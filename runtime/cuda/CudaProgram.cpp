@@ -56,6 +56,8 @@ CudaProgram::CudaProgram(const plan::Plan &plan, const plan::Program &program)
 }
 
 CudaProgram::~CudaProgram() {
+  for (cudaEvent_t e : profileEvents_)
+    cudaEventDestroy(e);
   for (cudaEvent_t e : events_)
     cudaEventDestroy(e);
   for (cudaEvent_t e : joins_)
@@ -172,8 +174,23 @@ Status CudaProgram::issue(const DeviceState &state, const StepShape &shape) {
                                     (describeLaunch(program_, i) +
                                      ": waiting for an event")
                                         .c_str());
+    const bool profile = launchProfileEnabled() && shape.host;
+    if (profile) {
+      if (profileEvents_.size() < 2 * program_.launches.size()) {
+        profileEvents_.assign(2 * program_.launches.size(), nullptr);
+        for (cudaEvent_t &e : profileEvents_)
+          STRATA_CUDA_RETURN_IF_ERROR(cudaEventCreate(&e), "event create");
+      }
+      STRATA_CUDA_RETURN_IF_ERROR(cudaEventRecord(profileEvents_[2 * i], stream),
+                                  "profile event");
+    }
     if (Status s = launch(i, state, shape, stream); !s.ok())
       return Status::error(describeLaunch(program_, i) + ": " + s.message());
+    if (profile) {
+      STRATA_CUDA_RETURN_IF_ERROR(
+          cudaEventRecord(profileEvents_[2 * i + 1], stream), "profile event");
+      profiled_ = true;
+    }
     if (launchTraceEnabled() && shape.host && !l.outputs.empty())
       if (Status s = trace(i, state, shape, stream); !s.ok())
         return s;
@@ -191,6 +208,22 @@ Status CudaProgram::issue(const DeviceState &state, const StepShape &shape) {
                                 "join wait");
   }
   return Status::success();
+}
+
+void CudaProgram::collectProfile(std::map<std::string, double> &byKernel) {
+  if (!profiled_)
+    return;
+  profiled_ = false;
+  for (size_t i = 0; i < program_.launches.size(); ++i) {
+    const plan::Launch &l = program_.launches[i];
+    if (cudaEventSynchronize(profileEvents_[2 * i + 1]) != cudaSuccess)
+      return;
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, profileEvents_[2 * i],
+                             profileEvents_[2 * i + 1]) == cudaSuccess)
+      byKernel[l.kernel + (l.variant.empty() ? "" : "<" + l.variant + ">")] +=
+          ms;
+  }
 }
 
 Status CudaProgram::trace(size_t index, const DeviceState &state,

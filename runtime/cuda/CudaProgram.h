@@ -113,6 +113,13 @@ public:
 
   const plan::Program &program() const { return program_; }
 
+  /// STRATA_PROFILE=1: eager issues bracket every launch with CUDA events;
+  /// collectProfile() synchronises and adds each launch's milliseconds to
+  /// `byKernel` (keyed by kernel<variant>). Times include whatever the GPU
+  /// waited for the host between launches, so they bound the kernels'
+  /// own time from above.
+  void collectProfile(std::map<std::string, double> &byKernel);
+
 private:
   kernels::Status launch(size_t index, const DeviceState &state,
                          const StepShape &shape, cudaStream_t stream);
@@ -134,6 +141,9 @@ private:
   /// GPU it reads the cache that the rope_kv_write producing its input
   /// filled.
   std::vector<int64_t> layers_;
+  /// Profile events (two per launch) of the last eager issue.
+  std::vector<cudaEvent_t> profileEvents_;
+  bool profiled_ = false;
   const float *logits_ = nullptr;
 };
 
