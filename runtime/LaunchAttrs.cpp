@@ -58,6 +58,29 @@ kernels::RopePairingKind ropePairingOf(const plan::Launch &l) {
                                             : kernels::RopePairingKind::Neox;
 }
 
+kernels::ActDType activationType(const plan::Program &program,
+                                 const plan::Launch &l) {
+  for (const auto *list : {&l.inputs, &l.outputs})
+    for (int32_t b : *list) {
+      plan::DType t = program.buffers[size_t(b)].dtype;
+      if (t == plan::DType::F16)
+        return kernels::ActDType::F16;
+      if (t == plan::DType::BF16)
+        return kernels::ActDType::BF16;
+    }
+  return kernels::ActDType::BF16;
+}
+
+InputRole inputRole(const plan::Buffer &b) {
+  if (b.name == "arg0")
+    return InputRole::TokenIds;
+  if (b.name == "arg1")
+    return InputRole::Positions;
+  if (b.dtype == plan::DType::I32 && !b.shape.empty())
+    return InputRole::ParentIds;
+  return InputRole::SequenceMeta;
+}
+
 std::string describeLaunch(const plan::Program &program, size_t index) {
   const plan::Launch &l = program.launches[index];
   return program.phase + " #" + std::to_string(index) + " " + l.kernel +

@@ -23,6 +23,26 @@ kernels::RopeTableSpec ropeSpecOf(const plan::Launch &l);
 std::string ropeTableKey(const kernels::RopeTableSpec &spec);
 kernels::RopePairingKind ropePairingOf(const plan::Launch &l);
 
+/// The activation storage type of a launch: that of the first 16-bit tensor
+/// it touches, inputs first (logits are fp32, token ids i32); bf16 when it
+/// touches none.
+kernels::ActDType activationType(const plan::Program &program,
+                                 const plan::Launch &l);
+
+/// What a program input buffer carries, from its name and type.
+enum class InputRole : uint8_t {
+  TokenIds,     ///< arg0, [tokens] int32
+  Positions,    ///< arg1, [tokens] int32
+  ParentIds,    ///< the verify program's draft tree, [tokens] int32
+  SequenceMeta, ///< `!strata.seqs`: lengths, block tables, slots
+};
+InputRole inputRole(const plan::Buffer &b);
+
+/// Last dimension of a buffer (1 for a scalar).
+inline int64_t lastDim(const plan::Buffer &b) {
+  return b.shape.empty() ? int64_t(1) : b.shape.back().value;
+}
+
 /// "decode #12 paged_decode_attention<...>": how errors name a launch.
 std::string describeLaunch(const plan::Program &program, size_t index);
 

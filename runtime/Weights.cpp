@@ -35,13 +35,6 @@ void store(plan::DType dtype, float value, uint8_t *dst) {
   std::memcpy(dst, &bits, 2);
 }
 
-int64_t elements(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
 /// One checkpoint tensor by name: its values depend on (seed, name) only.
 std::vector<uint8_t> randomTensor(const std::string &name, plan::DType dtype,
                                   int64_t count, uint64_t seed, double std) {
@@ -95,14 +88,14 @@ WeightStore WeightStore::random(const plan::Plan &plan) {
   WeightStore store;
   for (const plan::Weight &w : plan.weights) {
     if (w.packedFrom.empty()) {
-      store.storage_.push_back(randomTensor(w.name, w.dtype, elements(w.shape),
+      store.storage_.push_back(randomTensor(w.name, w.dtype, plan::numElements(w.shape),
                                             plan.weightSeed, std));
       continue;
     }
     // Packed: the sources stacked along dimension 0, each drawn exactly as
     // the unpacked tensor of that name would be.
     std::vector<uint8_t> packed;
-    int64_t rowElems = elements(w.shape) / w.shape[0];
+    int64_t rowElems = plan::numElements(w.shape) / w.shape[0];
     for (size_t s = 0; s < w.packedFrom.size(); ++s) {
       std::vector<uint8_t> part =
           randomTensor(w.packedFrom[s], w.dtype, w.packedRows[s] * rowElems,
@@ -392,7 +385,7 @@ std::optional<WeightStore> WeightStore::fromSafetensors(const plan::Plan &plan,
         if (found) {
           used.insert(p.source.tensor);
           ++totalParts;
-          totalBytes += uint64_t(elements(p.shape)) *
+          totalBytes += uint64_t(plan::numElements(p.shape)) *
                         byteWidth(p.source.entry->tensor->dtype);
           continue;
         }
@@ -444,12 +437,12 @@ std::optional<WeightStore> WeightStore::fromSafetensors(const plan::Plan &plan,
   WeightStore store;
   for (size_t i = 0; i < plan.weights.size(); ++i) {
     const plan::Weight &w = plan.weights[i];
-    std::vector<uint8_t> bytes(uint64_t(elements(w.shape)) *
+    std::vector<uint8_t> bytes(uint64_t(plan::numElements(w.shape)) *
                                plan::byteWidth(w.dtype));
     uint8_t *dst = bytes.data();
     for (const Part &p : parts[i]) {
       const SafetensorsCheckpoint::Entry &e = *p.source.entry;
-      int64_t count = elements(p.shape);
+      int64_t count = plan::numElements(p.shape);
       const uint8_t *src = e.file->data(*e.tensor);
       if (p.source.rows.empty()) {
         convertInto(e.tensor->dtype, src, count, w.dtype, dst);

@@ -63,14 +63,17 @@ void *CpuExecutor::data(int32_t buffer) {
     return out.data();
   }
   case plan::BufferKind::Input:
-    if (b.name == "arg0")
+    switch (inputRole(b)) {
+    case InputRole::TokenIds:
       return const_cast<int32_t *>(in_->tokenIds.data());
-    if (b.name == "arg1")
+    case InputRole::Positions:
       return const_cast<int32_t *>(in_->positions.data());
-    // The verify program's extra token argument: the draft tree.
-    if (b.dtype == plan::DType::I32 && !b.shape.empty())
+    case InputRole::ParentIds:
       return const_cast<int32_t *>(in_->parentIds.data());
-    return nullptr; // the sequence metadata, read from StepInputs
+    case InputRole::SequenceMeta:
+      return nullptr; // read from StepInputs
+    }
+    return nullptr;
   case plan::BufferKind::KvCache:
   case plan::BufferKind::LinearState:
     return nullptr; // addressed per layer through CpuCaches
@@ -134,18 +137,7 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
   };
   auto in0 = [&](size_t i) { return data(l.inputs[i]); };
   auto out0 = [&](size_t i) { return data(l.outputs[i]); };
-  // The activation storage type: the first 16-bit tensor the launch
-  // touches (logits are fp32, token ids i32).
-  ActDType act = ActDType::BF16;
-  for (const auto *list : {&l.outputs, &l.inputs})
-    for (auto it = list->rbegin(); it != list->rend(); ++it) {
-      plan::DType t = program_.buffers[*it].dtype;
-      if (t == plan::DType::F16 || t == plan::DType::BF16)
-        act = t == plan::DType::F16 ? ActDType::F16 : ActDType::BF16;
-    }
-  auto lastDim = [&](const plan::Buffer &b) {
-    return b.shape.empty() ? int64_t(1) : b.shape.back().value;
-  };
+  const ActDType act = activationType(program_, l);
   auto elements = [&](const plan::Buffer &b) {
     return plan::numElements(b.shape, tokens_, batch_);
   };

@@ -24,20 +24,12 @@ using kernels::Status;
 
 namespace {
 
-uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 int64_t nextPow2(int64_t v) {
   int64_t p = 1;
   while (p < v)
     p *= 2;
   return p;
-}
-
-int64_t elementsOf(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
 }
 
 /// Byte offsets of the step inputs inside one device buffer (and its pinned
@@ -54,7 +46,7 @@ struct InputLayout {
     size_t at = 0;
     auto place = [&](size_t &field, size_t bytes) {
       field = at;
-      at = size_t(alignUp(at + bytes, 256));
+      at = size_t(deviceAlign(at + bytes));
     };
     place(l.tokenIds, size_t(maxTokens) * 4);
     place(l.positions, size_t(maxTokens) * 4);
@@ -92,8 +84,8 @@ private:
   Status prepareAttentionWorkspace();
   Status stage(const StepInputs &in, const std::vector<StepSample> &samples,
                size_t &bytes);
-  Status runProgram(CudaProgram &program, const StepInputs &in,
-                    bool graphable, const StepShape &shape);
+  Status runProgram(CudaProgram &program, bool graphable,
+                    const StepShape &shape);
   void dropGraphs();
   CudaProgram *programOf(const plan::Program &program, std::string &error);
 
@@ -250,7 +242,7 @@ bool CudaBackend::init(const WeightStore *hostWeights, std::string &error) {
     }
   size_t decayBytes = 0;
   for (auto &[layer, r] : rates)
-    decayBytes += size_t(alignUp(r.size() * 4, 256));
+    decayBytes += size_t(deviceAlign(r.size() * 4));
   if (Status s = decay_.allocate(decayBytes, "decay rates"); !s.ok())
     return failed(s);
   size_t at = 0;
@@ -262,7 +254,7 @@ bool CudaBackend::init(const WeightStore *hostWeights, std::string &error) {
         !s.ok())
       return failed(s);
     state_.decay[layer] = dst;
-    at += size_t(alignUp(r.size() * 4, 256));
+    at += size_t(deviceAlign(r.size() * 4));
   }
 
   // Scratch for the prefill query gather and the last-token rows.
@@ -327,8 +319,7 @@ Status CudaBackend::uploadWeights(const WeightStore *hostWeights) {
     const plan::Weight &w = plan_.weights[i];
     offsets.push_back(total);
     if (used[i])
-      total += alignUp(
-          uint64_t(elementsOf(w.shape)) * plan::byteWidth(w.dtype), 256);
+      total += deviceAlign(uint64_t(plan::numElements(w.shape)) * plan::byteWidth(w.dtype));
   }
   if (Status s = weights_.allocate(total, "the weights"); !s.ok())
     return s;
@@ -342,11 +333,11 @@ Status CudaBackend::uploadWeights(const WeightStore *hostWeights) {
     const uint64_t width = plan::byteWidth(w.dtype);
     if (hostWeights) {
       const std::vector<uint8_t> &bytes = hostWeights->bytes(int32_t(i));
-      if (bytes.size() != uint64_t(elementsOf(w.shape)) * width)
+      if (bytes.size() != uint64_t(plan::numElements(w.shape)) * width)
         return Status::error("weight '" + w.name + "' has " +
                              std::to_string(bytes.size()) +
                              " host bytes, the plan expects " +
-                             std::to_string(elementsOf(w.shape) * width));
+                             std::to_string(plan::numElements(w.shape) * width));
       STRATA_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, bytes.data(), bytes.size(),
                                              cudaMemcpyHostToDevice),
                                   ("uploading weight " + w.name).c_str());
@@ -363,7 +354,7 @@ Status CudaBackend::uploadWeights(const WeightStore *hostWeights) {
       rows = {w.shape.empty() ? 1 : w.shape[0]};
     }
     const int64_t rowElems =
-        w.shape.empty() ? 1 : elementsOf(w.shape) / std::max<int64_t>(w.shape[0], 1);
+        w.shape.empty() ? 1 : plan::numElements(w.shape) / std::max<int64_t>(w.shape[0], 1);
     char *at = dst;
     for (size_t s = 0; s < names.size(); ++s) {
       const int64_t count = rows[s] * rowElems;
@@ -565,7 +556,7 @@ CudaProgram *CudaBackend::programOf(const plan::Program &program,
 Status CudaBackend::stage(const StepInputs &in,
                           const std::vector<StepSample> &samples,
                           size_t &bytes) {
-  const int64_t T = in.numTokens(), B = in.batch();
+  const int64_t B = in.batch();
   char *base = staging_.as<char>();
   auto put = [&](size_t offset, const std::vector<int32_t> &v) {
     if (!v.empty())
@@ -608,13 +599,12 @@ Status CudaBackend::stage(const StepInputs &in,
     params[i].seqId = samples[i].seqId;
     params[i].step = samples[i].step;
   }
-  (void)T;
   bytes = layout_.blockTables + size_t(B * stride) * 4;
   return Status::success();
 }
 
-Status CudaBackend::runProgram(CudaProgram &program, const StepInputs &in,
-                               bool graphable, const StepShape &shape) {
+Status CudaBackend::runProgram(CudaProgram &program, bool graphable,
+                               const StepShape &shape) {
   cudaStream_t main = streams_[0];
   if (!graphable)
     return program.issue(state_, shape);
@@ -646,7 +636,6 @@ Status CudaBackend::runProgram(CudaProgram &program, const StepInputs &in,
   cudaGraphDestroy(graph);
   STRATA_CUDA_RETURN_IF_ERROR(made, "decode graph instantiation");
   graphs_[key] = exec;
-  (void)in;
   return kernels::cudaStatus(cudaGraphLaunch(exec, main),
                              "decode graph replay");
 }
@@ -724,7 +713,7 @@ bool CudaBackend::step(const plan::Program &program, const StepInputs &in,
     shape.maxKvLen = std::max<int64_t>(shape.maxKvLen, in.kvLens[size_t(b)]);
   }
   shape.host = graphable ? nullptr : step;
-  if (Status s = runProgram(*exec, *step, graphable, shape); !s.ok())
+  if (Status s = runProgram(*exec, graphable, shape); !s.ok())
     return failed(s);
 
   tokens.clear();

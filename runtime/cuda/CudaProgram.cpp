@@ -8,6 +8,7 @@
 #include "kernels/rope_kv/RopeKvWrite.h"
 #include "runtime/LaunchAttrs.h"
 #include "runtime/LaunchTrace.h"
+#include "runtime/cuda/DeviceMemory.h"
 
 #include <algorithm>
 #include <set>
@@ -34,7 +35,6 @@ const std::set<std::string> &supportedKernels() {
   return kernels;
 }
 
-uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 } // namespace
 
@@ -93,15 +93,18 @@ Status CudaProgram::init(size_t numStreams) {
   return Status::success();
 }
 
+uint64_t CudaProgram::outputSlotBytes(const plan::Buffer &b) const {
+  return deviceAlign(uint64_t(plan::numElements(b.shape,
+                                                plan_.limits.maxTokens,
+                                                plan_.limits.maxBatch)) *
+                     plan::byteWidth(b.dtype));
+}
+
 uint64_t CudaProgram::outputBytes() const {
   uint64_t bytes = 0;
   for (const plan::Buffer &b : program_.buffers)
     if (b.kind == plan::BufferKind::Output)
-      bytes += alignUp(uint64_t(plan::numElements(b.shape,
-                                                  plan_.limits.maxTokens,
-                                                  plan_.limits.maxBatch)) *
-                           plan::byteWidth(b.dtype),
-                       256);
+      bytes += outputSlotBytes(b);
   return bytes;
 }
 
@@ -117,11 +120,7 @@ void CudaProgram::bindOutputs(void *base) {
     outputs_[int32_t(i)] = p;
     if (b.dtype == plan::DType::F32 && !logits_)
       logits_ = static_cast<const float *>(p);
-    offset += alignUp(uint64_t(plan::numElements(b.shape,
-                                                 plan_.limits.maxTokens,
-                                                 plan_.limits.maxBatch)) *
-                          plan::byteWidth(b.dtype),
-                      256);
+    offset += outputSlotBytes(b);
   }
 }
 
@@ -137,14 +136,17 @@ void *CudaProgram::data(int32_t buffer, const DeviceState &state) const {
     return it == outputs_.end() ? nullptr : it->second;
   }
   case plan::BufferKind::Input:
-    if (b.name == "arg0")
+    switch (inputRole(b)) {
+    case InputRole::TokenIds:
       return const_cast<int32_t *>(state.tokenIds);
-    if (b.name == "arg1")
+    case InputRole::Positions:
       return const_cast<int32_t *>(state.positions);
-    // The verify program's extra token argument: the draft tree.
-    if (b.dtype == plan::DType::I32 && !b.shape.empty())
+    case InputRole::ParentIds:
       return const_cast<int32_t *>(state.parentIds);
-    return nullptr; // the sequence metadata lives in DeviceState
+    case InputRole::SequenceMeta:
+      return nullptr; // lives in DeviceState
+    }
+    return nullptr;
   case plan::BufferKind::KvCache:
   case plan::BufferKind::LinearState:
     return nullptr; // addressed per layer
@@ -252,18 +254,7 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
   };
   auto in0 = [&](size_t i) { return data(l.inputs[i], state); };
   auto out0 = [&](size_t i) { return data(l.outputs[i], state); };
-  // The activation storage type: the first 16-bit tensor the launch
-  // touches (logits are fp32, token ids i32), as on the CPU backend.
-  ActDType act = ActDType::BF16;
-  for (const auto *list : {&l.outputs, &l.inputs})
-    for (auto it = list->rbegin(); it != list->rend(); ++it) {
-      plan::DType t = program_.buffers[*it].dtype;
-      if (t == plan::DType::F16 || t == plan::DType::BF16)
-        act = t == plan::DType::F16 ? ActDType::F16 : ActDType::BF16;
-    }
-  auto lastDim = [&](const plan::Buffer &b) {
-    return b.shape.empty() ? int64_t(1) : b.shape.back().value;
-  };
+  const ActDType act = activationType(program_, l);
   auto elements = [&](const plan::Buffer &b) {
     return plan::numElements(b.shape, shape.tokens, shape.batch);
   };

@@ -124,6 +124,8 @@ private:
   kernels::Status launch(size_t index, const DeviceState &state,
                          const StepShape &shape, cudaStream_t stream);
   void *data(int32_t buffer, const DeviceState &state) const;
+  /// Bytes an output buffer takes at the plan's limits, aligned.
+  uint64_t outputSlotBytes(const plan::Buffer &b) const;
   /// STRATA_TRACE (runtime/LaunchTrace.h): synchronises and prints.
   kernels::Status trace(size_t index, const DeviceState &state,
                         const StepShape &shape, cudaStream_t stream);

@@ -7,9 +7,14 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace strata {
+
+/// Sub-allocations inside one device buffer start at multiples of 256 bytes
+/// (what cudaMalloc guarantees, and what vectorised kernels need).
+inline uint64_t deviceAlign(uint64_t bytes) { return (bytes + 255) / 256 * 256; }
 
 /// cudaMalloc'ed bytes, freed on destruction; empty when never allocated.
 class DeviceBuffer {

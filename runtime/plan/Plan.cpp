@@ -80,6 +80,13 @@ int64_t numElements(const std::vector<Dim> &shape, int64_t tokens,
   return n;
 }
 
+int64_t numElements(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
 namespace {
 
 std::string where(const Program &p, const std::string &what) {

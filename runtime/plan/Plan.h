@@ -172,6 +172,8 @@ struct Plan {
 /// Number of elements of `shape` at the given step sizes.
 int64_t numElements(const std::vector<Dim> &shape, int64_t tokens,
                     int64_t batch);
+/// Number of elements of a constant shape (a weight's).
+int64_t numElements(const std::vector<int64_t> &shape);
 
 /// Structural checks a reader applies after decoding: indices in range,
 /// events between distinct streams and forward in issue order, arena
