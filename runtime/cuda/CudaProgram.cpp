@@ -44,10 +44,13 @@ CudaProgram::CudaProgram(const plan::Plan &plan, const plan::Program &program)
   for (size_t i = 0; i < program.launches.size(); ++i) {
     const plan::Launch &l = program.launches[i];
     int64_t layer = intAttr(l, "layer", -1);
-    if (layer < 0 && !l.inputs.empty()) {
+    if (l.kernel == "prefill_attention" && !l.inputs.empty()) {
       auto it = producer.find(l.inputs[0]);
-      if (it != producer.end())
-        layer = intAttr(program.launches[it->second], "layer", -1);
+      const plan::Launch *write =
+          it == producer.end() ? nullptr : &program.launches[it->second];
+      if (write && write->kernel == "rope_kv_write" &&
+          write->variant == "packed")
+        layer = intAttr(*write, "layer", -1);
     }
     layers_.push_back(layer);
     for (int32_t out : l.outputs)
@@ -71,6 +74,10 @@ std::string CudaProgram::unsupportedLaunch() const {
     const plan::Launch &l = program_.launches[i];
     bool ok = supportedKernels().count(l.kernel) > 0 ||
               (l.kernel == "attention" && l.variant == "linear");
+    if (ok && l.kernel == "prefill_attention" && layers_[i] < 0)
+      return describeLaunch(program_, i) +
+             ": its packed QKV does not come from a rope_kv_write<packed> "
+             "launch, whose cache the GPU kernel reads K and V from";
     if (!ok)
       return describeLaunch(program_, i) +
              ": no CUDA kernel runs this generic op; the CUDA backend runs "
