@@ -93,6 +93,9 @@ private:
   Value linearLayer(Value x, const std::string &prefix, const LayerSpec &layer,
                     int64_t index);
   Value mlp(Value h, const std::string &prefix);
+  /// The residual connection of one block: `alpha * stream + beta * out`,
+  /// the scales recorded only when they are not 1.
+  Value residualAdd(Value stream, Value out, const ResidualScale &scale);
 
   MLIRContext &ctx;
   const ModelSpec &spec;
@@ -231,7 +234,16 @@ Value ForwardBuilder::mlp(Value h, const std::string &prefix) {
   Value up = linear(x, prefix + ".mlp.up_proj", inter, hidden);
   Value act = b.create<SiluMulOp>(loc, gate, up);
   Value down = linear(act, prefix + ".mlp.down_proj", hidden, inter);
-  return b.create<AddOp>(loc, spec.residualFromNorm ? x : h, down);
+  return residualAdd(spec.residualFromNorm ? x : h, down, spec.mlpResidual);
+}
+
+Value ForwardBuilder::residualAdd(Value stream, Value out,
+                                  const ResidualScale &scale) {
+  auto attr = [&](double v) {
+    return v == 1.0 ? FloatAttr() : b.getF64FloatAttr(v);
+  };
+  return b.create<AddOp>(loc, stream, out, attr(scale.alpha),
+                         attr(scale.beta));
 }
 
 FailureOr<OwningOpRef<ModuleOp>> ForwardBuilder::build() {
@@ -313,7 +325,10 @@ FailureOr<OwningOpRef<ModuleOp>> ForwardBuilder::build() {
                      : softmaxLayer(x, prefix, layer, softmaxIndex++);
     // The residual stream continues from the layer input, or from its normed
     // value (ModelSpec::residualFromNorm).
-    h = b.create<AddOp>(loc, spec.residualFromNorm ? x : h, attn);
+    h = residualAdd(spec.residualFromNorm ? x : h, attn,
+                    layer.kind == LayerKind::LinearAttention
+                        ? spec.linearResidual
+                        : spec.attentionResidual);
     h = mlp(h, prefix);
   }
 

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cmath>
 #include <cstdio>
 
 using namespace mlir;
@@ -50,6 +51,14 @@ LogicalResult checkPositive(Operation *op, StringRef name, double value) {
     return success();
   return op->emitOpError() << name << " must be positive, got "
                            << formatDouble(value);
+}
+
+LogicalResult checkFiniteScale(Operation *op, StringRef name,
+                               FloatAttr scale) {
+  if (!scale || std::isfinite(scale.getValueAsDouble()))
+    return success();
+  return op->emitOpError() << name << " must be finite, got "
+                           << formatDouble(scale.getValueAsDouble());
 }
 
 LogicalResult checkLayer(Operation *op, int64_t layer, StringRef stateName,

@@ -53,6 +53,10 @@ mlir::LogicalResult checkPositive(mlir::Operation *op, llvm::StringRef name,
 mlir::LogicalResult checkPositive(mlir::Operation *op, llvm::StringRef name,
                                   double value);
 
+/// An optional scale attribute, when present, is a finite number.
+mlir::LogicalResult checkFiniteScale(mlir::Operation *op, llvm::StringRef name,
+                                     mlir::FloatAttr scale);
+
 /// 0 <= layer < layers of the state the layer indexes.
 mlir::LogicalResult checkLayer(mlir::Operation *op, int64_t layer,
                                llvm::StringRef stateName, int64_t layers);

@@ -204,6 +204,9 @@ LogicalResult LightningDecodeOp::verify() { return verifyLightning(*this); }
 //===----------------------------------------------------------------------===//
 
 LogicalResult AddRMSNormOp::verify() {
+  if (failed(checkFiniteScale(*this, "x_scale", getXScaleAttr())) ||
+      failed(checkFiniteScale(*this, "residual_scale", getResidualScaleAttr())))
+    return failure();
   return checkNorm(*this, "x", tensorType(getX()), "weight",
                    tensorType(getWeight()), "hidden size",
                    getEps().convertToDouble());

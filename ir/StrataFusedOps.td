@@ -246,15 +246,19 @@ def Strata_AddRMSNormOp : Strata_Op<"add_rms_norm",
     [Pure, AllTypesMatch<["x", "residual", "normed", "sum"]>]> {
   let summary = "residual add followed by RMSNorm";
   let description = [{
-    `sum = x + residual`, `normed = rms_norm(sum, weight, eps)`: the residual
-    stream is read and written once instead of twice.
+    `sum = x_scale * x + residual_scale * residual`,
+    `normed = rms_norm(sum, weight, eps)`: the residual stream is read and
+    written once instead of twice. An absent scale is 1 (the scales carry
+    those of the `strata.add` it replaces).
 
     ```mlir
     %n, %h1 = strata.add_rms_norm %o, %h0, %w {eps = 1.000000e-05 : f64} : tensor<?x64xf16>, tensor<64xf16>
     ```
   }];
   let arguments = (ins Strata_Act2D:$x, Strata_Act2D:$residual,
-                       Strata_Vector:$weight, F64Attr:$eps);
+                       Strata_Vector:$weight, F64Attr:$eps,
+                       OptionalAttr<F64Attr>:$x_scale,
+                       OptionalAttr<F64Attr>:$residual_scale);
   let results = (outs Strata_Act2D:$normed, Strata_Act2D:$sum);
   let assemblyFormat = [{
     $x `,` $residual `,` $weight attr-dict `:` type($x) `,` type($weight)

@@ -85,6 +85,16 @@ LogicalResult EmbeddingOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// AddOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AddOp::verify() {
+  if (failed(checkFiniteScale(*this, "lhs_scale", getLhsScaleAttr())))
+    return failure();
+  return checkFiniteScale(*this, "rhs_scale", getRhsScaleAttr());
+}
+
+//===----------------------------------------------------------------------===//
 // RMSNormOp, HeadNormOp
 //===----------------------------------------------------------------------===//
 

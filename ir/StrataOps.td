@@ -343,12 +343,19 @@ def Strata_SigmoidMulOp : Strata_ElementwiseOp<"sigmoid_mul"> {
 def Strata_AddOp : Strata_ElementwiseOp<"add"> {
   let summary = "elementwise sum (residual connection)";
   let description = [{
+    `lhs_scale * lhs + rhs_scale * rhs`; an absent scale is 1. MiniMax scales
+    the residual stream (alpha, on lhs) and the block output (beta, on rhs).
+
     ```mlir
     %h1 = strata.add %h0, %o : tensor<?x64xf16>
+    %h2 = strata.add %h1, %o {lhs_scale = 1.5 : f64, rhs_scale = 0.5 : f64} : tensor<?x64xf16>
     ```
   }];
-  let arguments = (ins Strata_Act2D:$lhs, Strata_Act2D:$rhs);
+  let arguments = (ins Strata_Act2D:$lhs, Strata_Act2D:$rhs,
+                       OptionalAttr<F64Attr>:$lhs_scale,
+                       OptionalAttr<F64Attr>:$rhs_scale);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -82,7 +82,8 @@ const char *const kMapped[] = {
 };
 
 /// MiniMax's residual scaling, in the original and in the transformers
-/// spelling: h = alpha * x + beta * f(x). v1 has alpha = beta = 1 only.
+/// spelling: h = alpha * x + beta * f(x) (`residual_scale` in the model
+/// file). Pairs of spellings of one factor follow each other.
 const char *const kMiniMaxResidualFactors[] = {
     "layernorm_full_attention_alpha",
     "layernorm_full_attention_beta",
@@ -218,6 +219,9 @@ private:
   const ArchInfo &readArchitecture();
   void checkUnknownFields(const ArchInfo &arch);
   void checkMiniMaxExtras();
+  /// MiniMax's alpha/beta factors as `residual_scale`, for the block kinds
+  /// the model has; nothing when all are 1.
+  void residualScale(YamlOut &out, bool anySoftmax, bool anyLinear);
   std::string dtype();
   RopeScalingOut ropeScaling();
   std::vector<std::string> layerKinds(Arch arch, Field &from);
@@ -287,15 +291,50 @@ void Converter::checkUnknownFields(const ArchInfo &arch) {
                 "know them");
 }
 
+void Converter::residualScale(YamlOut &out, bool anySoftmax, bool anyLinear) {
+  // kMiniMaxResidualFactors lists the original names (index 0-5) then
+  // transformers' (6-11), each as full attention, linear attention, MLP
+  // with alpha before beta.
+  struct Block {
+    const char *key;
+    bool present;
+  } blocks[] = {{"attention", anySoftmax},
+                {"linear_attention", anyLinear},
+                {"mlp", true}};
+  std::vector<std::pair<std::string, YAML::Mark>> lines;
+  for (int blk = 0; blk < 3; ++blk) {
+    std::string entry;
+    YAML::Mark mark = YAML::Mark::null_mark();
+    for (int which = 0; which < 2; ++which) {
+      const char *original = kMiniMaxResidualFactors[2 * blk + which];
+      const char *renamed = kMiniMaxResidualFactors[6 + 2 * blk + which];
+      std::optional<Field> a = get(original), b = get(renamed);
+      if (a && b && ctx_.number(*a) != ctx_.number(*b))
+        ctx_.fail(*b, "'" + std::string(renamed) + "' is " +
+                          b->node.Scalar() + " but '" + original + "' is " +
+                          a->node.Scalar() + "; they name the same factor");
+      std::optional<Field> f = b ? b : a;
+      if (!f || ctx_.number(*f) == 1.0)
+        continue;
+      entry += std::string(entry.empty() ? "" : ", ") +
+               (which == 0 ? "alpha: " : "beta: ") + f->node.Scalar();
+      mark = f->mark();
+    }
+    if (!entry.empty() && blocks[blk].present)
+      lines.push_back({"  " + std::string(blocks[blk].key) + ": {" + entry +
+                           "}",
+                       mark});
+  }
+  if (lines.empty())
+    return;
+  out.line("residual_scale:");
+  for (const auto &[text, mark] : lines)
+    out.line(text, mark);
+}
+
 /// MiniMax fields that v1 cannot express unless they have their neutral
 /// value.
 void Converter::checkMiniMaxExtras() {
-  for (const char *name : kMiniMaxResidualFactors)
-    if (auto f = get(name))
-      if (ctx_.number(*f) != 1.0)
-        ctx_.fail(*f, "'" + std::string(name) + "' is " + f->node.Scalar() +
-                          "; the format cannot express residual scaling "
-                          "(only 1 is supported)");
   // transformers' MiniMax layers always continue the residual stream from
   // the normed input (the original code's postnorm); the converted file says
   // `residual: normed`, so a config that asks for the other form is wrong.
@@ -591,8 +630,10 @@ std::string Converter::convert(YamlOut &out) {
     out.line(std::string("tie_word_embeddings: ") +
                  (ctx_.boolean(*f) ? "true" : "false"),
              f->mark());
-  if (arch.arch == Arch::MiniMax)
+  if (arch.arch == Arch::MiniMax) {
     out.line("residual: normed");
+    residualScale(out, anySoftmax, anyLinear);
+  }
   if (!kinds.empty()) {
     std::string list;
     for (size_t i = 0; i < kinds.size(); ++i)

@@ -127,6 +127,15 @@ struct SourceLoc {
   int column = 0;
 };
 
+/// Weights of one kind of residual connection, `h = alpha * r + beta * f`,
+/// where r is what `residual` names and f the block's output (MiniMax scales
+/// both; every other family uses 1 and 1).
+struct ResidualScale {
+  double alpha = 1.0;
+  double beta = 1.0;
+  bool isUnit() const { return alpha == 1.0 && beta == 1.0; }
+};
+
 struct ModelSpec {
   /// Format version the file declared; 1 for this importer.
   int formatVersion = 1;
@@ -145,6 +154,8 @@ struct ModelSpec {
   /// input (false: `h + f(norm(h))`, pre-norm) or the normed input (true:
   /// `norm(h) + f(norm(h))`, as MiniMax does).
   bool residualFromNorm = false;
+  /// Per block kind: softmax attention, linear attention and the MLP.
+  ResidualScale attentionResidual, linearResidual, mlpResidual;
 
   AttentionSpec attention;    // valid when any layer is softmax
   LinearAttentionSpec linear; // valid when any layer is linear

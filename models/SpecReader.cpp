@@ -87,6 +87,7 @@ private:
   std::vector<double> readSlopeList(const Field &f, int64_t numHeads);
   void readDecaySlopes(const Field &f, ModelSpec &spec);
   void readMlp(const MapReader &top, ModelSpec &spec);
+  void readResidualScale(const Field &section, ModelSpec &spec);
   void readWeights(const MapReader &top, ModelSpec &spec);
   /// head_dim if given, else hidden_size / num_heads when that divides.
   int64_t readHeadDim(const MapReader &section, const Field &numHeadsField,
@@ -118,7 +119,7 @@ ModelSpec SpecReader::read(const YAML::Node &root) {
                 {"format", "name", "family", "dtype", "vocab_size",
                  "hidden_size", "num_layers", "max_position_embeddings",
                  "norm_eps", "tie_word_embeddings", "residual",
-                 "layer_types", "layer_pattern", "attention",
+                 "residual_scale", "layer_types", "layer_pattern", "attention",
                  "linear_attention", "mlp", "weights"},
                 kTopHints);
 
@@ -165,6 +166,8 @@ ModelSpec SpecReader::read(const YAML::Node &root) {
   spec.layers.resize(layers_.size());
   for (size_t i = 0; i < layers_.size(); ++i)
     spec.layers[i].kind = layers_[i].kind;
+  if (auto f = top.find("residual_scale"))
+    readResidualScale(*f, spec);
 
   checkSection(top, "attention", usesSoftmax, "softmax attention");
   checkSection(top, "linear_attention", usesLinear, "linear_attention");
@@ -506,6 +509,34 @@ void SpecReader::readMlp(const MapReader &top, ModelSpec &spec) {
     if (act != "silu")
       ctx_.fail(*f, "unsupported activation '" + act + "'; supported: silu");
   }
+}
+
+void SpecReader::readResidualScale(const Field &section, ModelSpec &spec) {
+  MapReader scales(ctx_, section, {"attention", "linear_attention", "mlp"});
+  auto read = [&](const char *key, ResidualScale &out) {
+    auto f = scales.find(key);
+    if (!f)
+      return;
+    // A scale of a block no layer has would be silently ignored.
+    bool used = std::string(key) == "mlp";
+    for (const LayerEntry &l : layers_)
+      used |= std::string(key) == "attention" ? usesSoftmax(l.kind)
+                                               : usesLinear(l.kind);
+    if (!used)
+      ctx_.fail(*f, "'residual_scale." + std::string(key) +
+                        "' is given but no layer is " +
+                        (std::string(key) == "attention"
+                             ? "softmax attention"
+                             : "linear_attention"));
+    MapReader ab(ctx_, *f, {"alpha", "beta"});
+    if (auto a = ab.find("alpha"))
+      out.alpha = ctx_.number(*a);
+    if (auto b = ab.find("beta"))
+      out.beta = ctx_.number(*b);
+  };
+  read("attention", spec.attentionResidual);
+  read("linear_attention", spec.linearResidual);
+  read("mlp", spec.mlpResidual);
 }
 
 void SpecReader::readWeights(const MapReader &top, ModelSpec &spec) {

@@ -50,7 +50,8 @@ struct AddThenNorm : OpRewritePattern<RMSNormOp> {
     // The builder adds the block's output (rhs) to the stream (lhs).
     auto fused = rewriter.create<AddRMSNormOp>(
         add.getLoc(), add.getType(), add.getType(), add.getRhs(), add.getLhs(),
-        norm.getWeight(), norm.getEpsAttr());
+        norm.getWeight(), norm.getEpsAttr(), add.getRhsScaleAttr(),
+        add.getLhsScaleAttr());
     rewriter.replaceOp(norm, fused.getNormed());
     rewriter.replaceOp(add, fused.getSum());
     return success();

@@ -61,9 +61,11 @@ Status rmsNormRef(ActDType dtype, int64_t rows, int64_t cols, const void *x,
 }
 
 Status addRmsNormRef(ActDType dtype, int64_t rows, int64_t cols, const void *x,
-                     const void *residual, const void *w, float eps, void *out,
-                     void *sum) {
-  if (Status s = addRef(dtype, rows * cols, x, residual, sum); !s.ok())
+                     const void *residual, const void *w, float eps,
+                     float xScale, float residualScale, void *out, void *sum) {
+  if (Status s =
+          addRef(dtype, rows * cols, x, residual, xScale, residualScale, sum);
+      !s.ok())
     return s;
   return rmsNormRef(dtype, rows, cols, sum, w, eps, out);
 }
@@ -87,9 +89,9 @@ Status sigmoidMulRef(ActDType dtype, int64_t n, const void *gate, const void *x,
 }
 
 Status addRef(ActDType dtype, int64_t n, const void *a, const void *b,
-              void *out) {
+              float aScale, float bScale, void *out) {
   return elementwise("add", dtype, n, a, b, out, true,
-                     [](float x, float y) { return x + y; });
+                     [=](float x, float y) { return aScale * x + bScale * y; });
 }
 
 Status embeddingRef(ActDType dtype, int64_t tokens, int64_t vocab, int64_t cols,

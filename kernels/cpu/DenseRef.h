@@ -21,11 +21,12 @@ namespace strata::kernels {
 Status rmsNormRef(ActDType dtype, int64_t rows, int64_t cols, const void *x,
                   const void *w, float eps, void *out);
 
-/// sum = x + residual (rounded, stored), then out = rmsNorm(sum) from the
-/// stored sum: the next layer's residual and its normalised input.
+/// sum = xScale * x + residualScale * residual (rounded, stored), then
+/// out = rmsNorm(sum) from the stored sum: the next layer's residual and its
+/// normalised input.
 Status addRmsNormRef(ActDType dtype, int64_t rows, int64_t cols, const void *x,
-                     const void *residual, const void *w, float eps, void *out,
-                     void *sum);
+                     const void *residual, const void *w, float eps,
+                     float xScale, float residualScale, void *out, void *sum);
 
 /// out = silu(gate) * up, all [n].
 Status siluMulRef(ActDType dtype, int64_t n, const void *gate, const void *up,
@@ -35,9 +36,10 @@ Status siluRef(ActDType dtype, int64_t n, const void *x, void *out);
 /// out = sigmoid(gate) * x (MiniMax's output gate).
 Status sigmoidMulRef(ActDType dtype, int64_t n, const void *gate, const void *x,
                      void *out);
-/// out = a + b.
+/// out = aScale * a + bScale * b (the residual connection; MiniMax's alpha
+/// and beta, 1 elsewhere).
 Status addRef(ActDType dtype, int64_t n, const void *a, const void *b,
-              void *out);
+              float aScale, float bScale, void *out);
 
 /// out[t] = table[ids[t]], table [vocab, cols]; an id outside [0, vocab) is
 /// an error naming the token.

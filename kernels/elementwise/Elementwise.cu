@@ -18,7 +18,14 @@ enum class Op { SiluMul, Silu, SigmoidMul, Add };
 constexpr int kThreads = 256;
 constexpr int kPerThread = 2;
 
-template <Op kOp> __device__ __forceinline__ float apply(float a, float b) {
+struct View {
+  int64_t rows, cols; // cols in elements, or in vectors when vectorised
+  int64_t aStride, bStride, outStride;
+  float aScale = 1.f, bScale = 1.f; // Add only
+};
+
+template <Op kOp>
+__device__ __forceinline__ float apply(float a, float b, const View &v) {
   if constexpr (kOp == Op::SiluMul)
     return a / (1.0f + expf(-a)) * b;
   else if constexpr (kOp == Op::Silu)
@@ -26,13 +33,9 @@ template <Op kOp> __device__ __forceinline__ float apply(float a, float b) {
   else if constexpr (kOp == Op::SigmoidMul)
     return b / (1.0f + expf(-a));
   else
-    return a + b;
+    // No fused multiply-add: the same bits as the CPU reference.
+    return __fadd_rn(__fmul_rn(v.aScale, a), __fmul_rn(v.bScale, b));
 }
-
-struct View {
-  int64_t rows, cols; // cols in elements, or in vectors when vectorised
-  int64_t aStride, bStride, outStride;
-};
 
 template <typename T, Op kOp>
 __global__ void __launch_bounds__(kThreads)
@@ -64,7 +67,7 @@ __global__ void __launch_bounds__(kThreads)
       vec16::unpack<T>(rb[u], y);
 #pragma unroll
     for (int j = 0; j < 8; ++j)
-      x[j] = apply<kOp>(x[j], y[j]);
+      x[j] = apply<kOp>(x[j], y[j], v);
     __stcs(out + offO[u], vec16::pack<T>(x));
   }
 }
@@ -78,7 +81,7 @@ __global__ void __launch_bounds__(kThreads)
     int64_t r = i / v.cols, c = i % v.cols;
     float x = vec16::toFloat(a[r * v.aStride + c]);
     float y = kOp == Op::Silu ? 0.f : vec16::toFloat(b[r * v.bStride + c]);
-    out[r * v.outStride + c] = vec16::fromFloat<T>(apply<kOp>(x, y));
+    out[r * v.outStride + c] = vec16::fromFloat<T>(apply<kOp>(x, y, v));
   }
 }
 
@@ -93,7 +96,8 @@ Status launchTyped(const std::string &op, View v, const void *a, const void *b,
              v.outStride % 8 == 0 && aligned16(a) && aligned16(out) &&
              (!b || aligned16(b));
   if (vec) {
-    View vv{v.rows, v.cols / 8, v.aStride / 8, v.bStride / 8, v.outStride / 8};
+    View vv{v.rows,        v.cols / 8, v.aStride / 8, v.bStride / 8,
+            v.outStride / 8, v.aScale,   v.bScale};
     int64_t perBlock = int64_t(kThreads) * kPerThread;
     int64_t blocks = (vv.rows * vv.cols + perBlock - 1) / perBlock;
     if (blocks > 0x7fffffff)
@@ -156,9 +160,12 @@ Status sigmoidMul(ActDType dtype, int64_t n, const void *gate, const void *x,
                                 stream);
 }
 
-Status add(ActDType dtype, int64_t n, const void *a, const void *b, void *out,
-           cudaStream_t stream) {
-  return launch<Op::Add>("add", dtype, flat(n), a, b, out, stream);
+Status add(ActDType dtype, int64_t n, const void *a, const void *b,
+           float aScale, float bScale, void *out, cudaStream_t stream) {
+  View v = flat(n);
+  v.aScale = aScale;
+  v.bScale = bScale;
+  return launch<Op::Add>("add", dtype, v, a, b, out, stream);
 }
 
 } // namespace strata::kernels

@@ -36,9 +36,10 @@ Status silu(ActDType dtype, int64_t n, const void *x, void *out,
 Status sigmoidMul(ActDType dtype, int64_t n, const void *gate, const void *x,
                   void *out, cudaStream_t stream);
 
-/// out = a + b; all T [n].
-Status add(ActDType dtype, int64_t n, const void *a, const void *b, void *out,
-           cudaStream_t stream);
+/// out = aScale * a + bScale * b; all T [n] (the residual connection; the
+/// scales are MiniMax's alpha and beta, 1 elsewhere).
+Status add(ActDType dtype, int64_t n, const void *a, const void *b,
+           float aScale, float bScale, void *out, cudaStream_t stream);
 
 /// out[t] = table[ids[t]]: table T [vocab, cols], ids int32 [tokens], out T
 /// [tokens, cols]. cols is a multiple of 8 and table/out are 16-byte aligned

@@ -11,6 +11,7 @@
 #include "kernels/common/CudaCheck.h"
 #include "kernels/elementwise/Vec16.cuh"
 
+#include <cmath>
 #include <string>
 
 namespace strata::kernels {
@@ -24,8 +25,8 @@ constexpr int64_t kMaxCols = 1024 * kVecs * 8;
 template <typename T, bool kAdd, bool kSmall>
 __global__ void __launch_bounds__(1024)
     rmsNormKernel(int64_t rows, int cols, int groupSize, const uint4 *x,
-                  const uint4 *residual, const uint4 *w, float eps, uint4 *out,
-                  uint4 *sum) {
+                  const uint4 *residual, const uint4 *w, float eps,
+                  float xScale, float residualScale, uint4 *out, uint4 *sum) {
   const int nvec = cols / 8;
   int64_t row;
   int lane;
@@ -63,7 +64,10 @@ __global__ void __launch_bounds__(1024)
         vec16::unpack<T>(rawRes[i], r);
 #pragma unroll
         for (int j = 0; j < 8; ++j)
-          vals[i][j] += r[j];
+          // Rounded products, no fused multiply-add: the same bits as
+          // the CPU reference.
+          vals[i][j] = __fadd_rn(__fmul_rn(xScale, vals[i][j]),
+                                 __fmul_rn(residualScale, r[j]));
         // The stored sum is what the next layer adds to; normalise exactly
         // that rounded value.
         uint4 s = vec16::pack<T>(vals[i]);
@@ -112,8 +116,9 @@ bool aligned16(const void *p) {
 
 template <typename T, bool kAdd>
 Status launchTyped(const char *op, int64_t rows, int64_t cols, const void *x,
-                   const void *residual, const void *w, float eps, void *out,
-                   void *sum, cudaStream_t stream) {
+                   const void *residual, const void *w, float eps,
+                   float xScale, float residualScale, void *out, void *sum,
+                   cudaStream_t stream) {
   int nvec = int(cols / 8);
   int groupSize = 1;
   while (groupSize * kVecs < nvec)
@@ -127,17 +132,20 @@ Status launchTyped(const char *op, int64_t rows, int64_t cols, const void *x,
     int64_t rowsPerBlock = kSmallBlock / groupSize;
     int64_t blocks = (rows + rowsPerBlock - 1) / rowsPerBlock;
     rmsNormKernel<T, kAdd, true><<<unsigned(blocks), kSmallBlock, 0, stream>>>(
-        rows, int(cols), groupSize, xv, rv, wv, eps, ov, sv);
+        rows, int(cols), groupSize, xv, rv, wv, eps, xScale, residualScale, ov,
+        sv);
   } else {
     rmsNormKernel<T, kAdd, false><<<unsigned(rows), groupSize, 0, stream>>>(
-        rows, int(cols), groupSize, xv, rv, wv, eps, ov, sv);
+        rows, int(cols), groupSize, xv, rv, wv, eps, xScale, residualScale, ov,
+        sv);
   }
   return cudaStatus(cudaGetLastError(), (std::string(op) + " launch").c_str());
 }
 
 Status launch(const char *op, ActDType dtype, int64_t rows, int64_t cols,
               const void *x, const void *residual, const void *w, float eps,
-              void *out, void *sum, cudaStream_t stream) {
+              float xScale, float residualScale, void *out, void *sum,
+              cudaStream_t stream) {
   std::string name = op;
   if (rows < 0 || cols < 8 || cols % 8 != 0 || cols > kMaxCols)
     return Status::error(name +
@@ -156,34 +164,35 @@ Status launch(const char *op, ActDType dtype, int64_t rows, int64_t cols,
       return Status::error(name + ": operands must be 16-byte aligned");
   if (!(eps >= 0.f))
     return Status::error(name + ": eps must be >= 0");
+  if (!std::isfinite(xScale) || !std::isfinite(residualScale))
+    return Status::error(name + ": the sum's scales must be finite");
   if (rows == 0)
     return Status::success();
-  if (dtype == ActDType::BF16)
-    return add ? launchTyped<__nv_bfloat16, true>(op, rows, cols, x, residual,
-                                                  w, eps, out, sum, stream)
-               : launchTyped<__nv_bfloat16, false>(op, rows, cols, x, residual,
-                                                   w, eps, out, sum, stream);
-  return add ? launchTyped<__half, true>(op, rows, cols, x, residual, w, eps,
-                                         out, sum, stream)
-             : launchTyped<__half, false>(op, rows, cols, x, residual, w, eps,
-                                          out, sum, stream);
+  auto typed = dtype == ActDType::BF16
+                   ? (add ? launchTyped<__nv_bfloat16, true>
+                          : launchTyped<__nv_bfloat16, false>)
+                   : (add ? launchTyped<__half, true>
+                          : launchTyped<__half, false>);
+  return typed(op, rows, cols, x, residual, w, eps, xScale, residualScale, out,
+               sum, stream);
 }
 
 } // namespace
 
 Status rmsNorm(ActDType dtype, int64_t rows, int64_t cols, const void *x,
                const void *w, float eps, void *out, cudaStream_t stream) {
-  return launch("rms_norm", dtype, rows, cols, x, nullptr, w, eps, out, nullptr,
-                stream);
+  return launch("rms_norm", dtype, rows, cols, x, nullptr, w, eps, 1.f, 1.f,
+                out, nullptr, stream);
 }
 
 Status addRmsNorm(ActDType dtype, int64_t rows, int64_t cols, const void *x,
-                  const void *residual, const void *w, float eps, void *out,
-                  void *sum, cudaStream_t stream) {
+                  const void *residual, const void *w, float eps,
+                  float xScale, float residualScale, void *out, void *sum,
+                  cudaStream_t stream) {
   if (!residual)
     return Status::error("add_rms_norm: null operand");
-  return launch("add_rms_norm", dtype, rows, cols, x, residual, w, eps, out,
-                sum, stream);
+  return launch("add_rms_norm", dtype, rows, cols, x, residual, w, eps, xScale,
+                residualScale, out, sum, stream);
 }
 
 } // namespace strata::kernels

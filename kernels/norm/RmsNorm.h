@@ -1,7 +1,8 @@
 // RMSNorm and fused residual add + RMSNorm.
 //
 //   rmsNorm:     out[r] = x[r] * rsqrt(mean(x[r]^2) + eps) * w
-//   addRmsNorm:  sum[r] = round(x[r] + residual[r]); out[r] = rmsNorm(sum[r])
+//   addRmsNorm:  sum[r] = round(xScale * x[r] + residualScale * residual[r]);
+//                out[r] = rmsNorm(sum[r])
 //
 // T is `dtype` (FP16 or BF16) for every tensor; x, residual, out and sum are
 // row-major T [rows, cols] (rows = tokens of all sequences flattened; for the
@@ -32,10 +33,12 @@ Status rmsNorm(ActDType dtype, int64_t rows, int64_t cols, const void *x,
 
 /// x, residual T [rows, cols], w T [cols] -> sum T [rows, cols] (the next
 /// residual) and out T [rows, cols] (the normalised input of the next
-/// projection).
+/// projection). The scales (finite) are MiniMax's beta (block output x) and
+/// alpha (residual stream); 1 and 1 elsewhere.
 Status addRmsNorm(ActDType dtype, int64_t rows, int64_t cols, const void *x,
-                  const void *residual, const void *w, float eps, void *out,
-                  void *sum, cudaStream_t stream);
+                  const void *residual, const void *w, float eps,
+                  float xScale, float residualScale, void *out, void *sum,
+                  cudaStream_t stream);
 
 } // namespace strata::kernels
 

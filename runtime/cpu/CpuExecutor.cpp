@@ -178,7 +178,8 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
                                   out0(0));
   if (k == "add")
     return kernels::addRef(act, elements(buf(0, true)), in0(0), in0(1),
-                           out0(0));
+                           float(floatAttr(l, "lhs_scale", 1.0)),
+                           float(floatAttr(l, "rhs_scale", 1.0)), out0(0));
   if (k == "rope") {
     const plan::Buffer &x = buf(0, false);
     const int64_t heads = x.shape[1].value, dim = x.shape[2].value;
@@ -252,9 +253,10 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
                      k == "lightning_prefill");
   if (k == "add_rms_norm") {
     int64_t cols = lastDim(buf(0, false));
-    return kernels::addRmsNormRef(act, elements(buf(0, false)) / cols, cols,
-                                  in0(0), in0(1), in0(2),
-                                  float(floatAttr(l, "eps")), out0(0), out0(1));
+    return kernels::addRmsNormRef(
+        act, elements(buf(0, false)) / cols, cols, in0(0), in0(1), in0(2),
+        float(floatAttr(l, "eps")), float(floatAttr(l, "x_scale", 1.0)),
+        float(floatAttr(l, "residual_scale", 1.0)), out0(0), out0(1));
   }
   if (k == "swiglu") {
     // Each row is [gate (I), up (I)].

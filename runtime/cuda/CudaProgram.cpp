@@ -291,10 +291,10 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
   }
   if (k == "add_rms_norm") {
     int64_t cols = lastDim(buf(0, false));
-    return kernels::addRmsNorm(act, elements(buf(0, false)) / cols, cols,
-                               in0(0), in0(1), in0(2),
-                               float(floatAttr(l, "eps")), out0(0), out0(1),
-                               stream);
+    return kernels::addRmsNorm(
+        act, elements(buf(0, false)) / cols, cols, in0(0), in0(1), in0(2),
+        float(floatAttr(l, "eps")), float(floatAttr(l, "x_scale", 1.0)),
+        float(floatAttr(l, "residual_scale", 1.0)), out0(0), out0(1), stream);
   }
   if (k == "linear") {
     const plan::Buffer &w = buf(1, false);
@@ -323,8 +323,9 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
     return kernels::sigmoidMul(act, elements(buf(0, true)), in0(0), in0(1),
                                out0(0), stream);
   if (k == "add")
-    return kernels::add(act, elements(buf(0, true)), in0(0), in0(1), out0(0),
-                        stream);
+    return kernels::add(act, elements(buf(0, true)), in0(0), in0(1),
+                        float(floatAttr(l, "lhs_scale", 1.0)),
+                        float(floatAttr(l, "rhs_scale", 1.0)), out0(0), stream);
   if (k == "swiglu")
     return kernels::siluMulFused(act, T, lastDim(buf(0, true)), in0(0),
                                  out0(0), stream);

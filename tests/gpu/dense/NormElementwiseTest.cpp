@@ -25,11 +25,14 @@ const char *dtypeName(ActDType t) {
 auto never = [](size_t) { return false; };
 auto always = [](size_t) { return true; };
 
+// xScale/rScale: the scaled residual sum (MiniMax's beta and alpha).
 void checkNorm(ActDType dtype, int64_t rows, int64_t cols, bool add,
-               bool inPlace, std::mt19937_64 &rng) {
+               bool inPlace, std::mt19937_64 &rng, float xScale = 1.f,
+               float rScale = 1.f) {
   INFO(dtypeName(dtype) << " rows " << rows << " cols " << cols
                         << (add ? " add" : "") << (inPlace ? " in place" : "")
-                        << " seed " << testSeed());
+                        << " scales " << xScale << ", " << rScale << " seed "
+                        << testSeed());
   size_t n = size_t(rows * cols);
   auto x = randomAct(rng, dtype, n, 0.01f, 2.0f);
   auto res = randomAct(rng, dtype, n, 0.01f, 2.0f);
@@ -53,15 +56,16 @@ void checkNorm(ActDType dtype, int64_t rows, int64_t cols, bool add,
     return;
   }
   REQUIRE(addRmsNormRef(dtype, rows, cols, x.data(), res.data(), w.data(), eps,
-                        wantOut.data(), wantSum.data())
+                        xScale, rScale, wantOut.data(), wantSum.data())
               .ok());
   // In place: the sum overwrites the residual stream, out overwrites x.
   Status s = addRmsNorm(dtype, rows, cols, dx.get(), dres.get(), dw.get(), eps,
-                        inPlace ? dx.get() : dout.get(),
+                        xScale, rScale, inPlace ? dx.get() : dout.get(),
                         inPlace ? dres.get() : dsum.get(), nullptr);
   INFO(s.message());
   REQUIRE(s.ok());
   CUDA_REQUIRE(cudaDeviceSynchronize());
+  // Both sides round the two products and the sum in fp32: bit-equal.
   CHECK_MATCHES("add_rms_norm sum",
                 compareAct(inPlace ? dres.download() : dsum.download(), wantSum,
                            dtype, always));
@@ -85,6 +89,7 @@ TEST_CASE("rms_norm and add_rms_norm match the CPU reference",
     for (auto &s : shapes) {
       checkNorm(dtype, s[0], s[1], false, i % 3 == 0, rng);
       checkNorm(dtype, s[0], s[1], true, i % 2 == 0, rng);
+      checkNorm(dtype, s[0], s[1], true, i % 2 == 1, rng, 0.8f, 1.6f);
       ++i;
     }
 }
@@ -137,9 +142,18 @@ TEST_CASE("elementwise activations match the CPU reference",
       }
       {
         DeviceBuffer<uint16_t> out(std::vector<uint16_t>(size_t(n), kPoison));
-        run("add", add(dtype, n, da.get(), db.get(), out.get(), 0),
-            addRef(dtype, n, a.data(), b.data(), want.data()), true);
+        run("add", add(dtype, n, da.get(), db.get(), 1.f, 1.f, out.get(), 0),
+            addRef(dtype, n, a.data(), b.data(), 1.f, 1.f, want.data()), true);
         CHECK_MATCHES("add", compareAct(out.download(), want, dtype, always));
+      }
+      {
+        DeviceBuffer<uint16_t> out(std::vector<uint16_t>(size_t(n), kPoison));
+        run("scaled add",
+            add(dtype, n, da.get(), db.get(), 1.6f, 0.9f, out.get(), 0),
+            addRef(dtype, n, a.data(), b.data(), 1.6f, 0.9f, want.data()),
+            true);
+        CHECK_MATCHES("scaled add",
+                      compareAct(out.download(), want, dtype, always));
       }
     }
 }

@@ -305,3 +305,12 @@ func.func @case106(%gu: tensor<?x256xf16>) {
   strata.swiglu %gu : tensor<?x256xf16> -> tensor<?x256xf16>
   return
 }
+
+// -----
+
+// add_rms_norm: a residual scale is a finite number.
+func.func @case107(%x: tensor<?x64xf16>, %res: tensor<?x64xf16>, %w: tensor<64xf16>) {
+  // expected-error @+1 {{residual_scale must be finite, got nan}}
+  %r:2 = strata.add_rms_norm %x, %res, %w {eps = 1.0e-05 : f64, residual_scale = 0x7FF8000000000000 : f64} : tensor<?x64xf16>, tensor<64xf16>
+  return
+}

@@ -651,3 +651,12 @@ func.func @case72(%l: tensor<8x1000xf32>, %s: !strata.seqs) {
   strata.sample %l, %s : tensor<8x1000xf32> -> tensor<4xi32>
   return
 }
+
+// -----
+
+// add: a residual scale is a finite number.
+func.func @case73(%a: tensor<?x64xf16>, %b: tensor<?x64xf16>) {
+  // expected-error @+1 {{lhs_scale must be finite, got inf}}
+  %s = strata.add %a, %b {lhs_scale = 0x7FF0000000000000 : f64} : tensor<?x64xf16>
+  return
+}

@@ -64,3 +64,18 @@ func.func @forward(%h: tensor<?x64xf16>, %attn: tensor<?x64xf16>) -> tensor<?x64
   %n = strata.rms_norm %s, %w {eps = 1.0e-05 : f64} : tensor<?x64xf16>, tensor<64xf16>
   return %n : tensor<?x64xf16>
 }
+
+// -----
+
+// MiniMax's scaled residual: alpha on the stream (lhs) becomes the
+// residual's scale, beta on the block output (rhs) the scale of x.
+// CHECK-LABEL: func.func @scaled
+// CHECK: strata.add_rms_norm %arg1, %arg0, %{{.*}} {eps = 1.000000e-05 : f64, residual_scale = 1.600000e+00 : f64, x_scale = 8.000000e-01 : f64}
+// CHECK-NOT: strata.rms_norm
+func.func @scaled(%h: tensor<?x64xf16>, %attn: tensor<?x64xf16>) -> (tensor<?x64xf16>, tensor<?x64xf16>)
+    attributes {strata.phase = #strata<phase decode>} {
+  %s = strata.add %h, %attn {lhs_scale = 1.6 : f64, rhs_scale = 0.8 : f64} : tensor<?x64xf16>
+  %w = strata.weight "norm" : tensor<64xf16>
+  %n = strata.rms_norm %s, %w {eps = 1.0e-05 : f64} : tensor<?x64xf16>, tensor<64xf16>
+  return %n, %s : tensor<?x64xf16>, tensor<?x64xf16>
+}

@@ -50,16 +50,20 @@ TEST_CASE("add_rms_norm stores the sum and normalises the stored sum") {
   auto x = bf16(xs), r = bf16(rs), w = bf16(ws);
   std::vector<uint16_t> out(rows * cols), sum(rows * cols),
       expected(rows * cols);
-  REQUIRE(addRmsNormRef(ActDType::BF16, rows, cols, x.data(), r.data(),
-                        w.data(), 1e-5f, out.data(), sum.data())
-              .ok());
-  for (int64_t i = 0; i < rows * cols; ++i)
-    CHECK(sum[i] ==
-          floatToBf16Bits(bf16BitsToFloat(x[i]) + bf16BitsToFloat(r[i])));
-  REQUIRE(rmsNormRef(ActDType::BF16, rows, cols, sum.data(), w.data(), 1e-5f,
-                     expected.data())
-              .ok());
-  CHECK(out == expected);
+  // Unscaled (every family but MiniMax) and MiniMax's beta * x + alpha * r.
+  for (auto [xScale, rScale] : {std::pair{1.0f, 1.0f}, std::pair{0.8f, 1.6f}}) {
+    REQUIRE(addRmsNormRef(ActDType::BF16, rows, cols, x.data(), r.data(),
+                          w.data(), 1e-5f, xScale, rScale, out.data(),
+                          sum.data())
+                .ok());
+    for (int64_t i = 0; i < rows * cols; ++i)
+      CHECK(sum[i] == floatToBf16Bits(xScale * bf16BitsToFloat(x[i]) +
+                                      rScale * bf16BitsToFloat(r[i])));
+    REQUIRE(rmsNormRef(ActDType::BF16, rows, cols, sum.data(), w.data(), 1e-5f,
+                       expected.data())
+                .ok());
+    CHECK(out == expected);
+  }
 }
 
 TEST_CASE("silu_mul, sigmoid_mul and add match fp64 formulas") {
@@ -82,10 +86,21 @@ TEST_CASE("silu_mul, sigmoid_mul and add match fp64 formulas") {
     CHECK(std::abs(bf16BitsToFloat(out[i]) - expected) <=
           std::abs(expected) * 0.0040 + 1e-6);
   }
-  REQUIRE(addRef(ActDType::BF16, 257, g.data(), u.data(), out.data()).ok());
+  REQUIRE(addRef(ActDType::BF16, 257, g.data(), u.data(), 1.f, 1.f, out.data())
+              .ok());
   CHECK(out[7] ==
         floatToBf16Bits(bf16BitsToFloat(g[7]) + bf16BitsToFloat(u[7])));
-  CHECK_FALSE(addRef(ActDType::BF16, 4, g.data(), nullptr, out.data()).ok());
+  REQUIRE(
+      addRef(ActDType::BF16, 257, g.data(), u.data(), 1.5f, -0.25f, out.data())
+          .ok());
+  for (int i = 0; i < 257; ++i) {
+    double expected =
+        1.5 * bf16BitsToFloat(g[i]) - 0.25 * bf16BitsToFloat(u[i]);
+    CHECK(std::abs(bf16BitsToFloat(out[i]) - expected) <=
+          std::abs(expected) * 0.0040 + 1e-6);
+  }
+  CHECK_FALSE(
+      addRef(ActDType::BF16, 4, g.data(), nullptr, 1.f, 1.f, out.data()).ok());
 }
 
 TEST_CASE("embedding gathers rows and names a bad token id") {

@@ -251,6 +251,30 @@ TEST_CASE("MiniMax converts attn_type_list and transformers' decay",
   CHECK(s.attention.numKvHeads == 2);
   CHECK(s.rope.rotaryDim == 32);
   CHECK(s.rope.theta == 1e7);
+  CHECK(s.attentionResidual.isUnit());
+  CHECK(s.linearResidual.isUnit());
+  CHECK(s.mlpResidual.isUnit());
+}
+
+TEST_CASE("MiniMax residual factors become residual_scale", "[models][hf]") {
+  // MiniMax-Text-01's alpha, (2 * 80)^0.25, in the original spelling; the
+  // transformers spelling of another factor.
+  std::string json =
+      replaced(kMiniMaxSmall, "\"layernorm_linear_attention_alpha\": 1,",
+               "\"layernorm_linear_attention_alpha\": 3.5565588200778455,");
+  json = replaced(json, "\"layernorm_full_attention_beta\": 1.0,",
+                  "\"full_attn_beta_factor\": 0.5,");
+  json = replaced(json, "\"layernorm_mlp_alpha\": 1,",
+                  "\"layernorm_mlp_alpha\": 1, \"mlp_alpha_factor\": 1,");
+  json = replaced(json, "\"layernorm_mlp_beta\": 1.0,",
+                  "\"layernorm_mlp_beta\": 0.75,");
+  ModelSpec s = convertAndImport(json);
+  CHECK(s.linearResidual.alpha == 3.5565588200778455);
+  CHECK(s.linearResidual.beta == 1.0);
+  CHECK(s.attentionResidual.alpha == 1.0);
+  CHECK(s.attentionResidual.beta == 0.5);
+  CHECK(s.mlpResidual.alpha == 1.0);
+  CHECK(s.mlpResidual.beta == 0.75);
 }
 
 TEST_CASE("Qwen3 sliding layers follow max_window_layers", "[models][hf]") {
@@ -363,11 +387,13 @@ TEST_CASE("partial rotary factors must give an even size",
 }
 
 TEST_CASE("MiniMax features beyond v1", "[models][hf][errors]") {
+  // Both spellings of one factor must agree.
   expectHfError(replaced(kMiniMaxSmall, "\"layernorm_mlp_alpha\": 1,",
-                         "\"layernorm_mlp_alpha\": 3.5,"),
-                12, 26,
-                "'layernorm_mlp_alpha' is 3.5; the format cannot express "
-                "residual scaling");
+                         "\"layernorm_mlp_alpha\": 1, \"mlp_alpha_factor\": "
+                         "2,"),
+                12, 49,
+                "'mlp_alpha_factor' is 2 but 'layernorm_mlp_alpha' is 1; they "
+                "name the same factor");
   expectHfError(replaced(kMiniMaxSmall, "\"num_local_experts\": 1,",
                          "\"num_local_experts\": 32,"),
                 20, 24, "mixture-of-experts MLPs are not supported");
