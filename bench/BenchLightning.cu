@@ -202,8 +202,8 @@ int main(int argc, char **argv) {
   }
   // Block shapes and load flavours of the decode kernel, for choosing the
   // launcher's default.
-  for (int batch : {1, 16, 64, 256})
-    for (int cols : {32, 64, 128})
+  for (int batch : {1, 2, 16, 64, 256})
+    for (int cols : {16, 32, 64, 128})
       for (bool prefetch : {false, true})
         benchDecode(options, report, batch, 64, 128, batch <= 16, "tuning",
                     cols, prefetch);

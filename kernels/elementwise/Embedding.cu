@@ -1,6 +1,10 @@
-// Embedding gather: one 16-byte vector per thread, vectors of consecutive
-// threads adjacent in a row, so every gathered row is read and written with
-// full coalesced transactions whatever its width.
+// Embedding gather: 16-byte vectors, consecutive threads on adjacent vectors
+// of a row, so every gathered row is read and written with full coalesced
+// transactions whatever its width. Each thread handles kUnroll vectors
+// kThreads apart and issues all their id loads, then all their row loads,
+// before the first store: the two dependent DRAM latencies (id, then row)
+// are paid once per kUnroll vectors. 32-bit index arithmetic whenever the
+// output has fewer than 2^31 vectors (always, for real shapes).
 #include "kernels/elementwise/Elementwise.h"
 
 #include "kernels/common/CudaCheck.h"
@@ -12,18 +16,32 @@ namespace strata::kernels {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kUnroll = 4;
 
+template <typename Index>
 __global__ void __launch_bounds__(kThreads)
-    embeddingKernel(int64_t tokens, int64_t vocab, int64_t nvec,
-                    const int32_t *ids, const uint4 *table, uint4 *out) {
-  int64_t total = tokens * nvec;
-  for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < total;
-       i += int64_t(gridDim.x) * kThreads) {
-    int64_t t = i / nvec, c = i % nvec;
-    int64_t id = __ldg(ids + t);
-    if (id < 0 || id >= vocab)
-      continue; // documented: the row is left unwritten
-    __stcs(out + i, __ldg(table + id * nvec + c));
+    embeddingKernel(Index total, Index nvec, int64_t vocab, const int32_t *ids,
+                    const uint4 *table, uint4 *out) {
+  const Index first = Index(blockIdx.x) * (kThreads * kUnroll) + threadIdx.x;
+  int32_t id[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    Index i = first + Index(u) * kThreads;
+    id[u] = i < total ? __ldg(ids + i / nvec) : -1;
+  }
+  uint4 row[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    Index i = first + Index(u) * kThreads;
+    // documented: a row whose id is outside the vocabulary is left unwritten
+    if (id[u] >= 0 && id[u] < vocab)
+      row[u] = __ldg(table + int64_t(id[u]) * nvec + i % nvec);
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    Index i = first + Index(u) * kThreads;
+    if (id[u] >= 0 && id[u] < vocab)
+      __stcs(out + i, row[u]);
   }
 }
 
@@ -45,12 +63,21 @@ Status embedding(ActDType dtype, int64_t tokens, int64_t vocab, int64_t cols,
     return Status::error("embedding: table and out must be 16-byte aligned");
   if (tokens == 0)
     return Status::success();
-  int64_t nvec = cols / 8;
-  int64_t blocks = (tokens * nvec + kThreads - 1) / kThreads;
-  blocks = blocks < (1 << 20) ? blocks : (1 << 20);
-  embeddingKernel<<<unsigned(blocks), kThreads, 0, stream>>>(
-      tokens, vocab, nvec, ids, static_cast<const uint4 *>(table),
-      static_cast<uint4 *>(out));
+  const int64_t nvec = cols / 8, total = tokens * nvec;
+  const int64_t perBlock = int64_t(kThreads) * kUnroll;
+  const int64_t blocks = (total + perBlock - 1) / perBlock;
+  if (blocks > 0x7fffffff)
+    return Status::error("embedding: " + std::to_string(tokens) + " x " +
+                         std::to_string(cols) + " is too large");
+  auto *tv = static_cast<const uint4 *>(table);
+  auto *ov = static_cast<uint4 *>(out);
+  // The largest index formed is below blocks * perBlock.
+  if (blocks * perBlock <= 0x7fffffff)
+    embeddingKernel<int32_t><<<unsigned(blocks), kThreads, 0, stream>>>(
+        int32_t(total), int32_t(nvec), vocab, ids, tv, ov);
+  else
+    embeddingKernel<int64_t><<<unsigned(blocks), kThreads, 0, stream>>>(
+        total, nvec, vocab, ids, tv, ov);
   return cudaStatus(cudaGetLastError(), "embedding launch");
 }
 

@@ -62,7 +62,7 @@ Status lightningPrefillTiled(const LightningDims &dims,
 Status lightningDecode(const LightningDims &dims, const LightningTensors &t,
                        cudaStream_t stream);
 
-/// lightningDecode with the value columns per block (32, 64 or 128; 0 = the
+/// lightningDecode with the value columns per block (16, 32, 64 or 128; 0 = the
 /// launcher's choice) and the L2 256-byte prefetch hint on state loads
 /// chosen by the caller, for tuning and benchmarks.
 Status lightningDecodeTiled(const LightningDims &dims,

@@ -53,7 +53,7 @@ TEST_CASE("lightning decode", "[lightning][small]") {
     }
   // Every column tile and load flavour the benchmark can pick.
   for (int hd : {64, 128})
-    for (int cols : {32, 64, 128})
+    for (int cols : {16, 32, 64, 128})
       for (bool prefetch : {false, true}) {
         if (cols > hd)
           continue;
