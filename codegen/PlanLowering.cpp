@@ -205,6 +205,24 @@ mlir::LogicalResult ProgramLowering::addWeight(mlir::Operation *op) {
 }
 
 mlir::LogicalResult ProgramLowering::addLaunch(mlir::Operation *op) {
+  // Splitting or merging heads only renames the bytes of a row-major
+  // tensor: the result is a view of an arena operand, not a copy.
+  if (mlir::isa<SplitHeadsOp, MergeHeadsOp>(op)) {
+    auto it = bufferOf_.find(op->getOperand(0));
+    if (it != bufferOf_.end() &&
+        program_.buffers[it->second].kind == BufferKind::Arena) {
+      int32_t base = program_.buffers[it->second].viewOf >= 0
+                         ? program_.buffers[it->second].viewOf
+                         : it->second;
+      std::string name = op->getName().stripDialect().str() + "." +
+                         std::to_string(program_.launches.size()) + ".view";
+      auto view = tensorBuffer(op, op->getResult(0), BufferKind::Arena, name);
+      if (mlir::failed(view))
+        return mlir::failure();
+      program_.buffers[*view].viewOf = base;
+      return mlir::success();
+    }
+  }
   plan::Launch launch;
   launch.kernel = op->getName().stripDialect().str();
   for (mlir::NamedAttribute named : op->getAttrs()) {
@@ -271,6 +289,9 @@ void ProgramLowering::schedule(plan::Program &program) {
   sched::MemoryPlan memory = sched::planMemory(requests, s, numLaunches);
   for (size_t r = 0; r < requests.size(); ++r)
     program.buffers[requestBuffer[r]].arenaOffset = memory.offsets[r];
+  for (plan::Buffer &b : program.buffers)
+    if (b.viewOf >= 0)
+      b.arenaOffset = program.buffers[b.viewOf].arenaOffset;
   program.arenaBytes = memory.peakBytes;
 
   // Launches in issue order, each on its stream; events renumbered.
@@ -298,6 +319,13 @@ mlir::FailureOr<plan::Program> ProgramLowering::lower(mlir::func::FuncOp func) {
     if (mlir::isa<mlir::func::ReturnOp>(op)) {
       for (mlir::Value v : op.getOperands()) {
         int32_t b = bufferOf_.lookup(v);
+        // Outputs live outside the arena, where views cannot follow.
+        bool viewed = program_.buffers[b].viewOf >= 0;
+        for (const Buffer &other : program_.buffers)
+          viewed |= other.viewOf == b;
+        if (viewed)
+          return op.emitError() << "plan lowering: a returned value shares "
+                                   "its storage with split or merged heads";
         if (program_.buffers[b].kind == BufferKind::Arena)
           program_.buffers[b].kind = BufferKind::Output;
       }

@@ -38,6 +38,9 @@ std::vector<LaunchNode> launchNodes(const plan::Program &program,
     node.name = launch.kernel;
     int64_t layer = layerOf(launch);
     auto resourceOf = [&](int32_t b) -> int64_t {
+      // A view and its base are one storage.
+      if (program.buffers[b].viewOf >= 0)
+        b = program.buffers[b].viewOf;
       switch (program.buffers[b].kind) {
       case plan::BufferKind::KvCache:
         return kKvResourceBase + layer;
@@ -73,6 +76,11 @@ std::vector<BufferRequest> arenaRequests(const plan::Program &program,
   bufferIds.clear();
   for (int32_t b = 0; b < static_cast<int32_t>(program.buffers.size()); ++b)
     if (program.buffers[b].kind == plan::BufferKind::Arena) {
+      // A view's users extend its base's lifetime (bases come first).
+      if (int32_t base = program.buffers[b].viewOf; base >= 0) {
+        requestOf[b] = requestOf[base];
+        continue;
+      }
       requestOf[b] = static_cast<int>(requests.size());
       requests.push_back(
           {program.buffers[b].name, bytesAt(program.buffers[b], limits), {}});

@@ -48,7 +48,8 @@ const char *toString(BufferKind k) {
 
 bool Buffer::operator==(const Buffer &o) const {
   return name == o.name && kind == o.kind && dtype == o.dtype &&
-         shape == o.shape && arenaOffset == o.arenaOffset && weight == o.weight;
+         shape == o.shape && arenaOffset == o.arenaOffset &&
+         weight == o.weight && viewOf == o.viewOf;
 }
 
 bool Launch::operator==(const Launch &o) const {
@@ -99,7 +100,27 @@ std::string validateProgram(const Plan &plan, const Program &p) {
   if (p.numStreams < 1)
     return where(p, "stream count " + std::to_string(p.numStreams) +
                         " is not positive");
-  for (const Buffer &b : p.buffers) {
+  for (int32_t i = 0; i < numBuffers; ++i) {
+    const Buffer &b = p.buffers[i];
+    if (b.viewOf != -1) {
+      auto elems = [&](const Buffer &x) {
+        return numElements(x.shape, plan.limits.maxTokens,
+                           plan.limits.maxBatch);
+      };
+      if (b.kind != BufferKind::Arena || b.viewOf < 0 || b.viewOf >= i ||
+          p.buffers[b.viewOf].kind != BufferKind::Arena ||
+          p.buffers[b.viewOf].viewOf != -1)
+        return where(p, "buffer '" + b.name + "' is a view of buffer " +
+                            std::to_string(b.viewOf) +
+                            ", which is not an earlier arena buffer of its "
+                            "own");
+      const Buffer &base = p.buffers[b.viewOf];
+      if (base.dtype != b.dtype || elems(base) != elems(b) ||
+          base.arenaOffset != b.arenaOffset)
+        return where(p, "buffer '" + b.name + "' is a view of '" +
+                            base.name +
+                            "' with another dtype, size or offset");
+    }
     for (const Dim &d : b.shape)
       if (d.symbol == Symbol::None && d.value < 0)
         return where(p, "buffer '" + b.name + "' has a negative dimension");

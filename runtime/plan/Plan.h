@@ -19,7 +19,7 @@ namespace strata::plan {
 
 /// Bumped whenever the file layout or the meaning of a field changes; a
 /// reader accepts exactly its own version.
-constexpr uint32_t kPlanFormatVersion = 1;
+constexpr uint32_t kPlanFormatVersion = 2;
 
 enum class DType : uint8_t { F32 = 0, F16 = 1, BF16 = 2, I32 = 3 };
 const char *toString(DType t);
@@ -69,6 +69,10 @@ struct Buffer {
   std::vector<Dim> shape;
   uint64_t arenaOffset = 0; ///< Arena only
   int32_t weight = -1;      ///< Weight only
+  /// Arena only: the index of an earlier arena buffer whose bytes this one
+  /// is, read with another shape (split or merged heads). Same dtype, same
+  /// element count, same offset; -1 for a buffer of its own.
+  int32_t viewOf = -1;
   bool operator==(const Buffer &o) const;
 };
 

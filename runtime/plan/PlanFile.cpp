@@ -222,6 +222,7 @@ void writeProgram(Writer &w, const Program &p) {
     writeDims(w, b.shape);
     w.u64(b.arenaOffset);
     w.i32(b.weight);
+    w.i32(b.viewOf);
   }
   w.count(p.launches.size());
   for (const Launch &l : p.launches) {
@@ -246,7 +247,7 @@ Program readProgram(Reader &r) {
   p.phase = r.str("phase name");
   p.numStreams = r.i32("stream count");
   p.arenaBytes = r.u64("arena size");
-  p.buffers.resize(r.count("buffers", 22));
+  p.buffers.resize(r.count("buffers", 26));
   for (Buffer &b : p.buffers) {
     b.name = r.str("buffer name");
     b.kind = r.enumValue<BufferKind>("buffer kind", 5);
@@ -254,6 +255,7 @@ Program readProgram(Reader &r) {
     b.shape = readDims(r);
     b.arenaOffset = r.u64("arena offset");
     b.weight = r.i32("weight index");
+    b.viewOf = r.i32("view base");
   }
   p.launches.resize(r.count("launches", 24));
   for (Launch &l : p.launches) {

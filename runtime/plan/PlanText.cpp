@@ -91,6 +91,8 @@ void describeProgram(std::ostringstream &os, const Plan &plan,
        << toString(b.dtype) << formatShape(b.shape);
     if (b.kind == BufferKind::Arena)
       os << " @" << b.arenaOffset;
+    if (b.viewOf >= 0)
+      os << " (view of " << p.buffers[b.viewOf].name << ')';
     os << '\n';
   }
 }

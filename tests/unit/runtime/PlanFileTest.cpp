@@ -113,7 +113,7 @@ TEST_CASE("another format version is rejected with both versions") {
   bytes[8] = 7;
   CHECK(reject(bytes) ==
         "m.splan: error: plan format version 7 is not supported; this build "
-        "reads version 1 (recompile the model with this strata)");
+        "reads version 2 (recompile the model with this strata)");
 }
 
 TEST_CASE("a truncated plan is rejected") {
@@ -166,6 +166,35 @@ TEST_CASE("a payload with a consistent checksum but bad content is "
   plan.programs[0].buffers[3].arenaOffset = 200000;
   CHECK_THAT(reject(serializePlan(plan)),
              Catch::Matchers::Contains("beyond the arena of 262144"));
+
+  // A view (split heads) must share an earlier arena buffer's bytes
+  // exactly; the round trip keeps a good one.
+  plan = samplePlan();
+  Buffer view{"h1.heads", BufferKind::Arena, DType::BF16,
+              {Dim::tokens(), Dim::constant(8), Dim::constant(32)}, 131072,
+              -1};
+  view.viewOf = 3;
+  plan.programs[0].buffers.push_back(view);
+  REQUIRE(validatePlan(plan).empty());
+  {
+    Plan back;
+    std::string error;
+    REQUIRE(deserializePlan(serializePlan(plan), "m.splan", back, error));
+    CHECK(back == plan);
+  }
+  plan.programs[0].buffers.back().arenaOffset = 0;
+  CHECK_THAT(reject(serializePlan(plan)),
+             Catch::Matchers::Contains("'h1.heads' is a view of 'h1' with "
+                                       "another dtype, size or offset"));
+  plan.programs[0].buffers.back().arenaOffset = 131072;
+  plan.programs[0].buffers.back().shape[1] = Dim::constant(4);
+  CHECK_THAT(reject(serializePlan(plan)),
+             Catch::Matchers::Contains("another dtype, size or offset"));
+  plan.programs[0].buffers.back().shape[1] = Dim::constant(8);
+  plan.programs[0].buffers.back().viewOf = 4; // the KV cache
+  CHECK_THAT(reject(serializePlan(plan)),
+             Catch::Matchers::Contains("is a view of buffer 4, which is not "
+                                       "an earlier arena buffer of its own"));
 
   plan = samplePlan();
   plan.programs[0].events = {{1, 1}};
