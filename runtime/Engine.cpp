@@ -224,23 +224,44 @@ bool Engine::generate(const std::vector<GenerationRequest> &requests,
   std::vector<float> logits;
   std::vector<float> *keep = options_.keepLogits ? &logits : nullptr;
   std::vector<int32_t> tokens;
-  // Prompts: one sequence at a time, in chunks of at most maxTokens.
+  // Prompts: each step packs the pending prompt tokens of as many
+  // sequences as the plan's limits allow (maxBatch sequences, maxTokens
+  // tokens), in request order; a prompt longer than what is left of the
+  // step continues in the next one. A step samples when some sequence's
+  // prompt ends in it, and only those sequences keep their token (the draw
+  // is counter-based, so a discarded draw changes nothing).
   double start = now();
-  for (Sequence &s : seqs) {
-    const int64_t promptLen = int64_t(requests[s.id].prompt.size());
-    while (s.position < promptLen) {
-      int64_t chunk = std::min<int64_t>(maxTokens, promptLen - s.position);
-      bool last = s.position + chunk == promptLen;
-      std::vector<Sequence *> one{&s};
-      std::vector<StepSample> samples;
-      if (last && !s.done)
-        samples.push_back(sampleOf(s));
-      timings.prefillTokens += chunk;
-      if (!step(one, {chunk}, samples, tokens, keep, error))
-        return false;
-      if (!samples.empty())
-        accept(s, tokens[0], keep ? logits.data() : nullptr);
+  while (true) {
+    std::vector<Sequence *> batch;
+    std::vector<int64_t> counts;
+    std::vector<bool> ends;
+    int64_t budget = maxTokens;
+    for (Sequence &s : seqs) {
+      const int64_t promptLen = int64_t(requests[s.id].prompt.size());
+      if (s.position >= promptLen)
+        continue;
+      if (budget == 0 || int64_t(batch.size()) == maxBatch)
+        break;
+      const int64_t chunk = std::min<int64_t>(budget, promptLen - s.position);
+      batch.push_back(&s);
+      counts.push_back(chunk);
+      ends.push_back(s.position + chunk == promptLen && !s.done);
+      budget -= chunk;
     }
+    if (batch.empty())
+      break;
+    std::vector<StepSample> samples;
+    if (std::find(ends.begin(), ends.end(), true) != ends.end())
+      for (Sequence *s : batch)
+        samples.push_back(sampleOf(*s));
+    timings.prefillTokens += maxTokens - budget;
+    ++timings.prefillSteps;
+    if (!step(batch, counts, samples, tokens, keep, error))
+      return false;
+    for (size_t i = 0; i < batch.size(); ++i)
+      if (ends[i])
+        accept(*batch[i], tokens[i],
+               keep ? logits.data() + i * vocab : nullptr);
   }
   timings.prefillSeconds = now() - start;
 

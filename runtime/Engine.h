@@ -62,6 +62,8 @@ struct GenerationResult {
 struct GenerationTimings {
   double prefillSeconds = 0.0;
   int64_t prefillTokens = 0;
+  /// Steps the prompts took (several sequences share a step).
+  int64_t prefillSteps = 0;
   double decodeSeconds = 0.0;
   int64_t decodeSteps = 0;
 };

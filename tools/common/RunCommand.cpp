@@ -220,9 +220,12 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
       std::printf(" %d", t);
     std::printf("\n");
   }
-  std::printf("prefill: %lld tokens in %.2f ms (%.2f ms/token); decode: %lld "
-              "steps of %lld sequences, %.2f ms/step (%s backend)\n",
+  std::printf("prefill: %lld tokens in %lld step%s, %.2f ms (%.2f ms/token); "
+              "decode: %lld steps of %lld sequences, %.2f ms/step (%s "
+              "backend)\n",
               (long long)timings.prefillTokens,
+              (long long)timings.prefillSteps,
+              timings.prefillSteps == 1 ? "" : "s",
               timings.prefillSeconds * 1e3,
               timings.prefillTokens
                   ? timings.prefillSeconds * 1e3 / timings.prefillTokens

@@ -137,22 +137,27 @@ TEST_CASE("chunked prefill equals one prefill") {
 }
 
 TEST_CASE("a batch of sequences equals each sequence alone") {
-  for (bool fused : {false, true})
-    for (const char *model : kModels) {
-      INFO(model << (fused ? " (fused)" : " (generic)"));
-      plan::Plan plan = compile(model, 256, fused);
-      std::vector<GenerationRequest> reqs = {greedy(prompt(5, 3), 4),
-                                             greedy(prompt(19, 4), 4),
-                                             greedy(prompt(2, 5), 4)};
-      auto together = generate(plan, reqs);
-      for (size_t i = 0; i < reqs.size(); ++i) {
-        INFO("sequence " << i);
-        auto alone = generate(plan, {reqs[i]});
-        CHECK(together[i].tokens == alone[0].tokens);
-        CHECK(relativeError(together[i].lastLogits, alone[0].lastLogits) <
-              kTolerance);
+  // Prompts share prefill steps: with 256 tokens per step all start in one
+  // prefill; with 16, steps mix a prompt's last chunk, fresh prompts and
+  // continued ones (extend), and the 30-token prompt spans three steps.
+  for (int64_t maxTokens : {256, 16})
+    for (bool fused : {false, true})
+      for (const char *model : kModels) {
+        INFO(model << (fused ? " (fused)" : " (generic)") << ", " << maxTokens
+                   << " tokens per step");
+        plan::Plan plan = compile(model, maxTokens, fused);
+        std::vector<GenerationRequest> reqs = {
+            greedy(prompt(5, 3), 4), greedy(prompt(19, 4), 4),
+            greedy(prompt(2, 5), 4), greedy(prompt(30, 6), 3)};
+        auto together = generate(plan, reqs);
+        for (size_t i = 0; i < reqs.size(); ++i) {
+          INFO("sequence " << i);
+          auto alone = generate(plan, {reqs[i]});
+          CHECK(together[i].tokens == alone[0].tokens);
+          CHECK(relativeError(together[i].lastLogits, alone[0].lastLogits) <
+                kTolerance);
+        }
       }
-    }
 }
 
 TEST_CASE("the fused phase programs compute what the generic forward "
