@@ -1,21 +1,38 @@
 #!/usr/bin/env python3
-"""Checks strata's CPU backend against one reference fixture.
+"""Checks strata against one transformers reference fixture.
 
-Usage: check.py --strata PATH --fixture DIR --work DIR
+Usage:
+  check.py --strata PATH --fixture DIR --work DIR
+  check.py --strata-run PATH (--plan PLAN | --plan-dir DIR)
+           [--device cpu|cuda] --fixture DIR --work DIR
 
 DIR holds config.json, model.safetensors and expected.json (written by
-scripts/hf-oracle.py). The config is converted with `strata import-hf`,
-then for every case of expected.json:
+scripts/hf-oracle.py).
 
-  strata run MODEL --prompt-ids P --max-new-tokens 1 --logits-out A
+With --strata (the full tool, CPU backend) the config is converted with
+`strata import-hf` and every case runs through `strata run MODEL.yaml`.
+
+With --strata-run (runtime only) the plan was made beforehand (`strata
+import-hf DIR -o M.yaml`, `strata compile M.yaml --emit=fused -o PLAN`) and
+every case runs through `strata-run PLAN --weights DIR/model.safetensors
+--device D`. --plan-dir names the folder of the plan
+`oracle-NAME.fused.splan` (NAME: the fixture folder's name); the
+environment variable STRATA_PLAN_DIR overrides it. A missing plan fails.
+With --device cuda and no CUDA device (`strata-run --list-devices`) the
+check is skipped (exit 77), or fails when STRATA_REQUIRE_GPU is set to
+anything but 0.
+
+For every case of expected.json:
+
+  --prompt-ids P --max-new-tokens 1 --logits-out A
       the logits of the prompt's last position, against prompt_logits;
-  strata run MODEL --prompt-ids P --max-new-tokens N --logits-out B
+  --prompt-ids P --max-new-tokens N --logits-out B
       the greedy continuation, which must equal `continuation` token for
       token, and the logits of its last step, against final_logits.
 
 A logits row passes when max|strata - expected| / max|expected| is at most
 the fixture's logit_tolerance. Prints one line per check and exits 1 when
-any fails (2 when the fixture itself is unusable).
+any fails (2 when the fixture itself is unusable, 77 when skipped).
 """
 import argparse
 import json
@@ -23,6 +40,8 @@ import os
 import re
 import subprocess
 import sys
+
+SKIP = 77
 
 
 def run(cmd):
@@ -56,12 +75,37 @@ def rel_error(got, want):
     return max(abs(a - b) for a, b in zip(got, want)) / scale
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--strata", required=True)
+def gpu_required():
+    value = os.environ.get("STRATA_REQUIRE_GPU")
+    return value is not None and value != "0"
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    tool = parser.add_mutually_exclusive_group(required=True)
+    tool.add_argument("--strata", help="the strata tool (import-hf + run)")
+    tool.add_argument("--strata-run", help="the runtime-only strata-run")
+    parser.add_argument("--plan", help="the compiled plan (with --strata-run)")
+    parser.add_argument("--plan-dir",
+                        help="folder of oracle-NAME.fused.splan (with "
+                             "--strata-run; STRATA_PLAN_DIR overrides it)")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--fixture", required=True)
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
+    if args.strata and (args.plan or args.plan_dir or args.device != "cpu"):
+        parser.error("--plan, --plan-dir and --device go with --strata-run "
+                     "(strata run here imports the config itself and runs "
+                     "on the CPU)")
+    if args.strata_run and not (args.plan or args.plan_dir):
+        parser.error("--strata-run needs --plan or --plan-dir")
+    return args
+
+
+def main():
+    args = parse_args()
     name = os.path.basename(os.path.normpath(args.fixture))
     try:
         with open(os.path.join(args.fixture, "expected.json")) as f:
@@ -77,18 +121,44 @@ def main():
         return 2
 
     os.makedirs(args.work, exist_ok=True)
-    model = os.path.join(args.work, "model.yaml")
+    if args.strata:
+        label = name
+        model = os.path.join(args.work, "model.yaml")
+        command = [args.strata, "run", model]
+    else:
+        plan = args.plan
+        if not plan:
+            folder = os.environ.get("STRATA_PLAN_DIR") or args.plan_dir
+            plan = os.path.join(folder, f"oracle-{name}.fused.splan")
+        label = f"{name} ({args.device})"
+        if not os.path.isfile(plan):
+            print(f"{label}: FAIL: no plan file {plan} (the full build makes "
+                  f"it: target strata-oracle-plans; or set STRATA_PLAN_DIR)")
+            return 1
+        command = [args.strata_run, plan, "--weights",
+                   os.path.join(args.fixture, "model.safetensors"),
+                   "--device", args.device]
     failures = 0
     try:
-        run([args.strata, "import-hf", args.fixture, "-o", model])
+        if args.strata_run and args.device == "cuda":
+            devices = run([args.strata_run, "--list-devices"]).strip()
+            if devices.startswith("no CUDA device"):
+                if gpu_required():
+                    print(f"{label}: FAIL: {devices} (STRATA_REQUIRE_GPU is "
+                          f"set)")
+                    return 1
+                print(f"{label}: SKIPPED: {devices}")
+                return SKIP
+        if args.strata:
+            run([args.strata, "import-hf", args.fixture, "-o", model])
         for i, case in enumerate(cases):
             ids = ",".join(str(t) for t in case["prompt"])
             first = os.path.join(args.work, f"case{i}-prompt.json")
             last = os.path.join(args.work, f"case{i}-final.json")
-            run([args.strata, "run", model, "--prompt-ids", ids,
-                 "--max-new-tokens", "1", "--logits-out", first])
-            out = run([args.strata, "run", model, "--prompt-ids", ids,
-                       "--max-new-tokens", str(n), "--logits-out", last])
+            run(command + ["--prompt-ids", ids, "--max-new-tokens", "1",
+                           "--logits-out", first])
+            out = run(command + ["--prompt-ids", ids, "--max-new-tokens",
+                                 str(n), "--logits-out", last])
             got = tokens_of(out)
             want = case["continuation"]
             same = got == want
@@ -98,7 +168,7 @@ def main():
             e2 = rel_error(logits_of(last), case["final_logits"])
             ok = same and e1 <= tol and e2 <= tol
             failures += not ok
-            print(f"{name} case {i} (prompt of {len(case['prompt'])}): "
+            print(f"{label} case {i} (prompt of {len(case['prompt'])}): "
                   f"{'PASS' if ok else 'FAIL'}: continuation "
                   f"{'equal' if same else f'differs at token {diverge}'}; "
                   f"logits max rel error {e1:.2e} (prompt), {e2:.2e} (last "
@@ -106,8 +176,8 @@ def main():
                   f"{case['min_margin_rel']:.3f}")
             if not same:
                 print(f"  expected {want}\n  got      {got}")
-    except RuntimeError as e:
-        print(f"{name}: FAIL: {e}")
+    except (RuntimeError, OSError) as e:
+        print(f"{label}: FAIL: {e}")
         return 1
     return 1 if failures else 0
 

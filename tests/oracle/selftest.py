@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests of the oracle machinery that need no transformers.
 
-Usage: selftest.py --strata PATH --work DIR
+Usage: selftest.py --strata PATH [--strata-run PATH] --work DIR
 
 1. Hugging Face weight layouts: one small MiniMax-shaped checkpoint (random
    bf16 values) is written three times: under strata's own tensor names,
@@ -13,6 +13,10 @@ Usage: selftest.py --strata PATH --work DIR
 2. A router of two experts is rejected with a message naming it (exit 1).
 3. tests/oracle/check.py passes on a fixture made from strata's own output
    and fails when the expected continuation or logits are changed.
+4. With --strata-run, the same in check.py's runtime-only mode (a plan
+   compiled from the fixture, run by strata-run on the CPU); a missing plan
+   fails naming it; without a CUDA device, --device cuda is skipped (exit
+   77), or fails with STRATA_REQUIRE_GPU=1.
 Exits 1 on the first failure.
 """
 import argparse
@@ -129,8 +133,9 @@ def hf_layout(w, stacked, experts=1):
     return out
 
 
-def run(cmd, expect=0):
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+def run(cmd, expect=0, env=None):
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          env=env)
     text = proc.stdout.decode("utf-8", errors="replace")
     if proc.returncode != expect:
         raise SystemExit(f"FAIL: {' '.join(cmd)} exited with "
@@ -162,6 +167,7 @@ def generate(strata, work, folder, tokens):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--strata", required=True)
+    parser.add_argument("--strata-run")
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
@@ -215,7 +221,73 @@ def main():
            "rejects a different continuation")
     expect(dict(case, final_logits=[v * 1.05 for v in last]), 1,
            "rejects logits 5% off")
+    if args.strata_run:
+        runtime_only(args, folder)
     return 0
+
+
+def runtime_only(args, folder):
+    """4. check.py --strata-run: the fixture through a compiled plan."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("STRATA_PLAN_DIR", "STRATA_REQUIRE_GPU")}
+    plans = os.path.join(args.work, "plans")
+    os.makedirs(plans, exist_ok=True)
+    yaml = os.path.join(plans, "oracle-fixture.yaml")
+    plan = os.path.join(plans, "oracle-fixture.fused.splan")
+    run([args.strata, "import-hf", folder, "-o", yaml])
+    run([args.strata, "compile", yaml, "--emit=fused", "-o", plan])
+
+    def strata_run(tokens):
+        logits = os.path.join(args.work, "plan.logits.json")
+        out = run([args.strata_run, plan, "--weights",
+                   os.path.join(folder, "model.safetensors"), "--prompt-ids",
+                   ",".join(map(str, PROMPT)), "--max-new-tokens",
+                   str(tokens), "--logits-out", logits])
+        line = next(l for l in out.splitlines() if l.startswith("tokens:"))
+        with open(logits) as f:
+            return [int(t) for t in line.split()[1:]], json.load(f)["rows"][0]
+
+    tokens, last = strata_run(4)
+    _, first = strata_run(1)
+    case = {"prompt": PROMPT, "continuation": tokens, "prompt_logits": first,
+            "final_logits": last, "min_margin_rel": 0.0}
+    base = [sys.executable, os.path.join(HERE, "check.py"), "--strata-run",
+            args.strata_run, "--fixture", folder, "--work",
+            os.path.join(args.work, "check-rt")]
+
+    def expect(case, code, what, extra, env=env):
+        with open(os.path.join(folder, "expected.json"), "w") as f:
+            json.dump({"logit_tolerance": 1e-2, "continuation_tokens": 4,
+                       "cases": [case]}, f)
+        out = run(base + extra, expect=code, env=env).rstrip()
+        print(out)
+        print(f"PASS: check.py --strata-run {what}")
+        return out
+
+    cpu = ["--plan-dir", plans, "--device", "cpu"]
+    expect(case, 0, "accepts strata-run's own output", cpu)
+    expect(dict(case, continuation=tokens[:3] + [(tokens[3] + 1) % V]), 1,
+           "rejects a different continuation", cpu)
+    expect(dict(case, prompt_logits=[v * 1.05 for v in first]), 1,
+           "rejects logits 5% off", cpu)
+    missing = os.path.join(args.work, "no-plans")
+    out = expect(case, 1, "fails on a missing plan",
+                 ["--plan-dir", missing, "--device", "cpu"])
+    if os.path.join(missing, "oracle-fixture.fused.splan") not in out:
+        raise SystemExit("FAIL: the missing plan's message does not name it")
+    out = expect(case, 0, "takes the plan folder from STRATA_PLAN_DIR",
+                 ["--plan-dir", missing, "--device", "cpu"],
+                 env=dict(env, STRATA_PLAN_DIR=plans))
+    devices = run([args.strata_run, "--list-devices"])
+    if devices.startswith("no CUDA device"):
+        cuda = ["--plan-dir", plans, "--device", "cuda"]
+        out = expect(case, 77, "skips --device cuda without a device", cuda)
+        if "SKIPPED" not in out:
+            raise SystemExit("FAIL: no SKIPPED line for a missing device")
+        expect(case, 1, "fails without a device when STRATA_REQUIRE_GPU=1",
+               cuda, env=dict(env, STRATA_REQUIRE_GPU="1"))
+    else:
+        print("note: a CUDA device is present; the skip path is not tested")
 
 
 if __name__ == "__main__":
