@@ -59,13 +59,14 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
   // cheap checks answer first. The CUDA backend draws random weights on the
   // device (the same values, far faster than on the host).
   if (!options.weightsPath.empty()) {
-    auto loaded =
-        WeightStore::fromSafetensors(engine->plan_, options.weightsPath, error);
+    auto loaded = WeightStore::fromSafetensors(
+        engine->plan_, options.weightsPath, error, WeightSubset::ReadByLaunches);
     if (!loaded)
       return nullptr;
     engine->weights_ = std::move(*loaded);
   } else if (!cuda) {
-    engine->weights_ = WeightStore::random(engine->plan_);
+    engine->weights_ =
+        WeightStore::random(engine->plan_, WeightSubset::ReadByLaunches);
   }
   if (!cuda) {
     engine->backend_ = createCpuBackend(engine->plan_, engine->weights_);

@@ -83,10 +83,16 @@ bool isDerivedDecayBuffer(const std::string &name) {
 
 } // namespace
 
-WeightStore WeightStore::random(const plan::Plan &plan) {
+WeightStore WeightStore::random(const plan::Plan &plan, WeightSubset subset) {
   const double std = plan.weightInitStd;
+  const std::vector<bool> read = plan::weightsRead(plan);
   WeightStore store;
-  for (const plan::Weight &w : plan.weights) {
+  for (size_t i = 0; i < plan.weights.size(); ++i) {
+    const plan::Weight &w = plan.weights[i];
+    if (subset == WeightSubset::ReadByLaunches && !read[i]) {
+      store.storage_.emplace_back();
+      continue;
+    }
     if (w.packedFrom.empty()) {
       store.storage_.push_back(randomTensor(w.name, w.dtype, plan::numElements(w.shape),
                                             plan.weightSeed, std));
@@ -330,9 +336,9 @@ private:
 
 } // namespace
 
-std::optional<WeightStore> WeightStore::fromSafetensors(const plan::Plan &plan,
-                                                        const std::string &path,
-                                                        std::string &error) {
+std::optional<WeightStore>
+WeightStore::fromSafetensors(const plan::Plan &plan, const std::string &path,
+                             std::string &error, WeightSubset subset) {
   auto ckpt = SafetensorsCheckpoint::open(path, error);
   if (!ckpt)
     return std::nullopt;
@@ -431,12 +437,30 @@ std::optional<WeightStore> WeightStore::fromSafetensors(const plan::Plan &plan,
       return std::nullopt;
     }
 
+  // Only what is copied counts towards the progress line.
+  std::vector<bool> keep(plan.weights.size(), true);
+  if (subset == WeightSubset::ReadByLaunches) {
+    keep = plan::weightsRead(plan);
+    totalParts = 0;
+    totalBytes = 0;
+    for (size_t i = 0; i < plan.weights.size(); ++i)
+      if (keep[i])
+        for (const Part &p : parts[i]) {
+          ++totalParts;
+          totalBytes += uint64_t(plan::numElements(p.shape)) *
+                        byteWidth(p.source.entry->tensor->dtype);
+        }
+  }
   Progress progress(totalParts, totalBytes);
   size_t doneTensors = 0;
   uint64_t doneBytes = 0;
   WeightStore store;
   for (size_t i = 0; i < plan.weights.size(); ++i) {
     const plan::Weight &w = plan.weights[i];
+    if (!keep[i]) {
+      store.storage_.emplace_back();
+      continue;
+    }
     std::vector<uint8_t> bytes(uint64_t(plan::numElements(w.shape)) *
                                plan::byteWidth(w.dtype));
     uint8_t *dst = bytes.data();

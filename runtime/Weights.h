@@ -15,11 +15,18 @@
 
 namespace strata {
 
+/// Which weights a store materialises: all of the plan's, or only those
+/// some launch reads (plan::weightsRead); the others keep empty storage.
+/// The engine takes the second: a fused plan's unpacked QKV and gate/up
+/// sources would otherwise double those weights in host memory.
+enum class WeightSubset { All, ReadByLaunches };
+
 class WeightStore {
 public:
   /// Normal(0, the plan's init std) for matrices, 1 for norm weights (names
   /// ending in "norm.weight"), 0 for biases; stored in each weight's dtype.
-  static WeightStore random(const plan::Plan &plan);
+  static WeightStore random(const plan::Plan &plan,
+                            WeightSubset subset = WeightSubset::All);
 
   /// The plan's weights from a safetensors checkpoint (a `.safetensors`
   /// file or a `model.safetensors.index.json`): every plan weight is looked
@@ -29,10 +36,12 @@ public:
   /// tensor no plan weight uses is an error too: it means the model file
   /// and the checkpoint disagree (e.g. on tied embeddings or layer count).
   /// On a terminal, a progress line is drawn on stderr. Empty with `error`
-  /// set on failure.
-  static std::optional<WeightStore> fromSafetensors(const plan::Plan &plan,
-                                                    const std::string &path,
-                                                    std::string &error);
+  /// set on failure. The checks cover every plan weight whatever `subset`;
+  /// only the copying is limited to it.
+  static std::optional<WeightStore>
+  fromSafetensors(const plan::Plan &plan, const std::string &path,
+                  std::string &error,
+                  WeightSubset subset = WeightSubset::All);
 
   /// Raw storage of weight `index` of the plan.
   const void *data(int32_t index) const { return storage_[index].data(); }

@@ -307,12 +307,7 @@ bool CudaBackend::init(const WeightStore *hostWeights, std::string &error) {
 Status CudaBackend::uploadWeights(const WeightStore *hostWeights) {
   // Only weights some launch reads take device memory: a fused plan also
   // lists the unpacked sources of its packed QKV and gate/up weights.
-  std::vector<bool> used(plan_.weights.size(), false);
-  for (const plan::Program &p : plan_.programs)
-    for (const plan::Launch &l : p.launches)
-      for (int32_t b : l.inputs)
-        if (p.buffers[size_t(b)].kind == plan::BufferKind::Weight)
-          used[size_t(p.buffers[size_t(b)].weight)] = true;
+  const std::vector<bool> used = plan::weightsRead(plan_);
   std::vector<uint64_t> offsets;
   uint64_t total = 0;
   for (size_t i = 0; i < plan_.weights.size(); ++i) {

@@ -88,6 +88,19 @@ int64_t numElements(const std::vector<int64_t> &shape) {
   return n;
 }
 
+std::vector<bool> weightsRead(const Plan &plan) {
+  std::vector<bool> read(plan.weights.size(), false);
+  for (const Program &p : plan.programs)
+    for (const Launch &l : p.launches)
+      for (int32_t b : l.inputs) {
+        const Buffer &buf = p.buffers[size_t(b)];
+        if (buf.kind == BufferKind::Weight && buf.weight >= 0 &&
+            size_t(buf.weight) < read.size())
+          read[size_t(buf.weight)] = true;
+      }
+  return read;
+}
+
 namespace {
 
 std::string where(const Program &p, const std::string &what) {

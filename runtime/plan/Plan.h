@@ -179,6 +179,11 @@ int64_t numElements(const std::vector<Dim> &shape, int64_t tokens,
 /// Number of elements of a constant shape (a weight's).
 int64_t numElements(const std::vector<int64_t> &shape);
 
+/// Which of the plan's weights some launch of some program reads. A fused
+/// plan also lists the unpacked sources of its packed QKV and gate/up
+/// weights, which no launch reads.
+std::vector<bool> weightsRead(const Plan &plan);
+
 /// Structural checks a reader applies after decoding: indices in range,
 /// events between distinct streams and forward in issue order, arena
 /// buffers inside the arena at the limits. Empty when valid.

@@ -304,3 +304,26 @@ TEST_CASE("phase programs share one copy of each weight") {
         CHECK(plan.weights[b.weight].name == b.name);
   CHECK(plan.weightInitStd == 0.02);
 }
+
+TEST_CASE("the engine materialises only the weights a launch reads") {
+  // The fused plan lists q/k/v and gate/up both unpacked (the checkpoint's
+  // tensors) and packed (what the launches read).
+  plan::Plan plan = compile("tiny-llama.yaml", 256, /*fused=*/true);
+  const std::vector<bool> read = plan::weightsRead(plan);
+  WeightStore all = WeightStore::random(plan);
+  WeightStore some = WeightStore::random(plan, WeightSubset::ReadByLaunches);
+  int unread = 0;
+  for (size_t i = 0; i < plan.weights.size(); ++i) {
+    INFO(plan.weights[i].name);
+    if (read[i]) {
+      CHECK(some.bytes(int32_t(i)) == all.bytes(int32_t(i)));
+    } else {
+      ++unread;
+      CHECK(some.bytes(int32_t(i)).empty());
+      CHECK(plan.weights[i].packedFrom.empty());
+    }
+  }
+  // q, k, v, gate and up of every layer.
+  CHECK(unread == 5 * int(plan.kvCache.layers));
+  CHECK(some.totalBytes() < all.totalBytes());
+}
