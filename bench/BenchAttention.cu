@@ -67,7 +67,8 @@ struct Setup {
   std::unique_ptr<DevBuf<int32_t>> cu, kv, tables, parents;
   std::unique_ptr<DevBuf<unsigned char>> ws;
 
-  Setup(AttentionKind kind, int batch_, int qLen_, int prefix_, bool tree)
+  Setup(AttentionKind kind, int batch_, int qLen_, int prefix_, bool tree,
+        int32_t numSplits = 0)
       : batch(batch_), qLen(qLen_), prefix(prefix_) {
     const int64_t kvLen = prefix + qLen;
     blocksPerSeq = (kvLen + kBlock - 1) / kBlock;
@@ -114,6 +115,7 @@ struct Setup {
     dims.scale = 1.0f / std::sqrt(float(kD));
     launch.maxQLen = qLen;
     launch.maxKvLen = kvLen;
+    launch.numSplits = numSplits;
     launch.workspaceBytes = attentionWorkspaceBytes(kind, dims, launch);
     ws = std::make_unique<DevBuf<unsigned char>>(launch.workspaceBytes);
     BENCH_CUDA(
@@ -155,13 +157,16 @@ Status launchKind(AttentionKind kind, const Setup &s, int set,
 /// Decode (or a tree of qLen tokens) over `context` cached tokens.
 double benchCached(const BenchOptions &o, BenchReport &report,
                    AttentionKind kind, int batch, int context, int qLen,
-                   bool graph, const std::string &target) {
+                   bool graph, const std::string &target,
+                   int32_t numSplits = 0) {
   const bool tree = kind == AttentionKind::Tree;
-  std::string name = std::string(tree ? "tree_verify" : "paged_decode") +
-                     " bf16" + (graph ? " graph" : "");
+  std::string name =
+      std::string(tree ? "tree_verify" : "paged_decode") + " bf16" +
+      (graph ? " graph" : "") +
+      (numSplits ? " splits=" + std::to_string(numSplits) : std::string());
   if (!o.wants(name))
     return 0;
-  Setup s(kind, batch, qLen, context, tree);
+  Setup s(kind, batch, qLen, context, tree, numSplits);
   cudaStream_t stream;
   BENCH_CUDA(cudaStreamCreate(&stream));
   auto run = [&](int i) { checkStatus(launchKind(kind, s, i, stream)); };
@@ -236,6 +241,9 @@ int main(int argc, char **argv) {
   double tree = benchCached(options, report, AttentionKind::Tree, 1, 8192, 64,
                             false, "target <= 1.5x decode b=1 8K");
   benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, true, "graph");
+  // Split counts around the launcher's choice, for tuning it.
+  for (int32_t splits : {16, 24, 33, 48, 66, 99})
+    benchCached(options, report, dec, 1, 8192, 1, true, "tuning", splits);
   benchPrefill(options, report, 1, 8192, "target >= SDPA");
   benchPrefill(options, report, 4, 2048, "varlen batch");
   int code = finishBench(report, options, device);
