@@ -286,6 +286,8 @@ def runtime_only(args, folder):
             raise SystemExit("FAIL: no SKIPPED line for a missing device")
         expect(case, 1, "fails without a device when STRATA_REQUIRE_GPU=1",
                cuda, env=dict(env, STRATA_REQUIRE_GPU="1"))
+        expect(case, 77, "skips without a device even when the plans are "
+               "missing", ["--plan-dir", missing, "--device", "cuda"])
     else:
         print("note: a CUDA device is present; the skip path is not tested")
 
