@@ -11,27 +11,6 @@ namespace strata::tools {
 
 namespace {
 
-bool parseInt(const std::string &text, int64_t lo, int64_t hi, int64_t &out) {
-  if (text.empty())
-    return false;
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (errno || *end || v < lo || v > hi)
-    return false;
-  out = v;
-  return true;
-}
-
-bool parseDouble(const std::string &text, double &out) {
-  if (text.empty())
-    return false;
-  char *end = nullptr;
-  errno = 0;
-  out = std::strtod(text.c_str(), &end);
-  return !errno && !*end;
-}
-
 /// Writes the last logits row of every result as JSON:
 /// {"vocab_size": V, "rows": [[l0, l1, ...], ...]}, one row per sequence,
 /// each value printed with 9 significant digits so that the fp32 value
@@ -108,7 +87,7 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
                                              ? std::string::npos
                                              : comma - start);
     int64_t id = 0;
-    if (!parseInt(item, 0, INT32_MAX, id))
+    if (!parseInteger(item, 0, INT32_MAX, id))
       return usage("--prompt-ids expects comma-separated token ids, got '" +
                    item + "' in '" + ids + "'");
     request.prompt.push_back(int32_t(id));
@@ -118,27 +97,27 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
   }
   int64_t value = 0;
   if (parser.has("max-new-tokens")) {
-    if (!parseInt(parser.get("max-new-tokens"), 0, 1 << 20, value))
+    if (!parseInteger(parser.get("max-new-tokens"), 0, 1 << 20, value))
       return usage("--max-new-tokens expects an integer in [0, 1048576], got '" +
                    parser.get("max-new-tokens") + "'");
     request.maxNewTokens = value;
   }
   if (parser.has("temperature") &&
-      !parseDouble(parser.get("temperature"), request.sampling.temperature))
+      !parseNumber(parser.get("temperature"), request.sampling.temperature))
     return usage("--temperature expects a number, got '" +
                  parser.get("temperature") + "'");
   if (parser.has("top-k")) {
-    if (!parseInt(parser.get("top-k"), 0, INT32_MAX, value))
+    if (!parseInteger(parser.get("top-k"), 0, INT32_MAX, value))
       return usage("--top-k expects an integer >= 0, got '" +
                    parser.get("top-k") + "'");
     request.sampling.topK = value;
   }
   if (parser.has("top-p") &&
-      !parseDouble(parser.get("top-p"), request.sampling.topP))
+      !parseNumber(parser.get("top-p"), request.sampling.topP))
     return usage("--top-p expects a number, got '" + parser.get("top-p") +
                  "'");
   if (parser.has("seed")) {
-    if (!parseInt(parser.get("seed"), 0, INT64_MAX, value))
+    if (!parseInteger(parser.get("seed"), 0, INT64_MAX, value))
       return usage("--seed expects an integer >= 0, got '" +
                    parser.get("seed") + "'");
     request.sampling.seed = uint64_t(value);
@@ -147,12 +126,12 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
     return usage(bad);
   int64_t batch = 1;
   if (parser.has("batch") &&
-      !parseInt(parser.get("batch"), 1, 4096, batch))
+      !parseInteger(parser.get("batch"), 1, 4096, batch))
     return usage("--batch expects an integer in [1, 4096], got '" +
                  parser.get("batch") + "'");
   EngineOptions options;
   if (parser.has("kv-blocks") &&
-      !parseInt(parser.get("kv-blocks"), 1, INT32_MAX, options.kvBlocks))
+      !parseInteger(parser.get("kv-blocks"), 1, INT32_MAX, options.kvBlocks))
     return usage("--kv-blocks expects a positive integer, got '" +
                  parser.get("kv-blocks") + "'");
   options.weightsPath =

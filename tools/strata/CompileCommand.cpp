@@ -2,17 +2,14 @@
 // verify the generic forward of a model, run the pass pipeline up to the
 // requested stage (the verifier runs after every pass), then print it.
 #include "codegen/PlanLowering.h"
-#include "ir/ModelBuilder.h"
-#include "ir/StrataDialect.h"
-#include "models/ModelImporter.h"
 #include "passes/Passes.h"
 #include "runtime/plan/PlanFile.h"
 #include "tools/common/ArgParser.h"
 #include "tools/strata/Commands.h"
+#include "tools/strata/ModelPlan.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -205,30 +202,12 @@ int runCompile(const std::vector<std::string> &args) {
                       std::to_string(planOptions.maxTokens));
 
   const std::string &modelPath = parser.positionals().front();
-  ImportResult imported = importModelFile(modelPath);
-  if (!imported.ok) {
-    std::fprintf(stderr, "%s\n", imported.diag.str().c_str());
-    return kExitBadInput;
-  }
-
   mlir::MLIRContext context;
-  mlir::DialectRegistry registry;
-  registerStrataDialect(registry);
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
-
-  auto module = buildForwardModule(context, imported.spec, options);
-  if (mlir::failed(module)) {
-    // The builder has reported through the context's diagnostic handler.
-    std::fprintf(stderr, "%s: error: could not build the model's IR\n",
-                 modelPath.c_str());
+  ModelSpec spec;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      buildModelModule(modelPath, context, options, spec);
+  if (!module)
     return kExitBadInput;
-  }
-  if (mlir::failed(mlir::verify(**module))) {
-    std::fprintf(stderr, "%s: error: the built IR does not verify\n",
-                 modelPath.c_str());
-    return kExitBadInput;
-  }
 
   if (parser.has("dump-dir")) {
     std::string dir = parser.get("dump-dir");
@@ -246,7 +225,7 @@ int runCompile(const std::vector<std::string> &args) {
                    path.c_str(), ec.message().c_str());
       return kExitBadInput;
     }
-    (*module)->print(out);
+    module->print(out);
   }
 
   if (emit != "ir") {
@@ -263,7 +242,7 @@ int runCompile(const std::vector<std::string> &args) {
       pm.addPass(createSpecializePhase());
     else
       buildFusionPipeline(pm, pipeline);
-    if (mlir::failed(pm.run(**module))) {
+    if (mlir::failed(pm.run(*module))) {
       std::fprintf(stderr, "%s: error: the pass pipeline failed\n",
                    modelPath.c_str());
       return kExitBadInput;
@@ -271,7 +250,7 @@ int runCompile(const std::vector<std::string> &args) {
   }
 
   if (writePlan) {
-    auto plan = lowerToPlan(**module, planOptions);
+    auto plan = lowerToPlan(*module, planOptions);
     if (mlir::failed(plan)) {
       std::fprintf(stderr, "%s: error: could not lower the IR to a plan\n",
                    modelPath.c_str());
@@ -292,7 +271,7 @@ int runCompile(const std::vector<std::string> &args) {
                  outputPath.c_str(), ec.message().c_str());
     return kExitBadInput;
   }
-  (*module)->print(out);
+  module->print(out);
   out << "\n";
   return kExitOk;
 }
