@@ -31,14 +31,14 @@ uint64_t byteWidth(SafetensorsDType t) {
   return t == SafetensorsDType::F32 ? 4 : 2;
 }
 
-namespace {
-
 std::string shapeText(const std::vector<int64_t> &shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
+
+namespace {
 
 bool parseDType(const std::string &s, SafetensorsDType &out) {
   if (s == "BF16")

@@ -25,6 +25,8 @@ namespace strata {
 enum class SafetensorsDType : uint8_t { BF16, F16, F32 };
 const char *toString(SafetensorsDType t);
 uint64_t byteWidth(SafetensorsDType t);
+/// "[a, b, c]", for messages about tensor shapes.
+std::string shapeText(const std::vector<int64_t> &shape);
 
 class SafetensorsFile {
 public:

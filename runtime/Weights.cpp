@@ -120,18 +120,7 @@ uint64_t WeightStore::totalBytes() const {
   return n;
 }
 
-} // namespace strata
-
-namespace strata {
-
 namespace {
-
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 float loadValue(SafetensorsDType dtype, const uint8_t *src) {
   uint16_t bits = 0;

@@ -7,16 +7,9 @@
 // alone; the fused programs compute what the generic forward computes. The
 // hybrid model's lightning layers are covered too (prefill state then
 // decode against one long prefill).
-#include "codegen/PlanLowering.h"
-#include "ir/ModelBuilder.h"
-#include "ir/StrataDialect.h"
-#include "models/ModelImporter.h"
-#include "passes/Passes.h"
 #include "runtime/Engine.h"
 #include "runtime/cpu/CpuExecutor.h"
-
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
+#include "tests/unit/engine/CompilePlan.h"
 
 #include <catch2/catch.hpp>
 
@@ -29,26 +22,7 @@ namespace {
 
 plan::Plan compile(const std::string &model, int64_t maxTokens,
                    bool fused = false) {
-  ImportResult imported =
-      importModelFile(std::string(STRATA_SOURCE_DIR "/models/") + model);
-  REQUIRE(imported.ok);
-  mlir::MLIRContext context;
-  mlir::DialectRegistry registry;
-  registerStrataDialect(registry);
-  context.appendDialectRegistry(registry);
-  auto module = buildForwardModule(context, imported.spec);
-  REQUIRE(mlir::succeeded(module));
-  if (fused) {
-    mlir::PassManager pm(&context);
-    buildFusionPipeline(pm, FusionPipelineConfig{});
-    REQUIRE(mlir::succeeded(pm.run(**module)));
-  }
-  PlanLoweringOptions options;
-  options.maxTokens = maxTokens;
-  options.maxBatch = std::min<int64_t>(8, maxTokens);
-  auto plan = lowerToPlan(**module, options);
-  REQUIRE(mlir::succeeded(plan));
-  return *plan;
+  return testing::compilePlan(model, maxTokens, fused);
 }
 
 std::vector<GenerationResult> generate(const plan::Plan &plan,

@@ -3,17 +3,10 @@
 // weights split back into their sources) and loaded again generate exactly
 // what the random-weight engine generates. That checks names, shapes,
 // packing and dtype conversion against the compiler's real plans.
-#include "codegen/PlanLowering.h"
-#include "ir/ModelBuilder.h"
-#include "ir/StrataDialect.h"
 #include "kernels/cpu/HalfTypes.h"
-#include "models/ModelImporter.h"
-#include "passes/Passes.h"
 #include "runtime/Engine.h"
+#include "tests/unit/engine/CompilePlan.h"
 #include "tests/unit/runtime/SafetensorsWriter.h"
-
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
 
 #include <catch2/catch.hpp>
 
@@ -26,26 +19,7 @@ using namespace strata::testing;
 namespace {
 
 plan::Plan compile(const std::string &model, bool fused) {
-  ImportResult imported =
-      importModelFile(std::string(STRATA_SOURCE_DIR "/models/") + model);
-  REQUIRE(imported.ok);
-  mlir::MLIRContext context;
-  mlir::DialectRegistry registry;
-  registerStrataDialect(registry);
-  context.appendDialectRegistry(registry);
-  auto module = buildForwardModule(context, imported.spec);
-  REQUIRE(mlir::succeeded(module));
-  if (fused) {
-    mlir::PassManager pm(&context);
-    buildFusionPipeline(pm, FusionPipelineConfig{});
-    REQUIRE(mlir::succeeded(pm.run(**module)));
-  }
-  PlanLoweringOptions options;
-  options.maxTokens = 64;
-  options.maxBatch = 8;
-  auto plan = lowerToPlan(**module, options);
-  REQUIRE(mlir::succeeded(plan));
-  return *plan;
+  return compilePlan(model, 64, fused, 8);
 }
 
 /// The plan's random weights as checkpoint tensors; `asF32` widens the

@@ -1,0 +1,21 @@
+// A model file of models/ compiled to a plan, for the engine tests.
+#ifndef STRATA_TESTS_UNIT_ENGINE_COMPILEPLAN_H
+#define STRATA_TESTS_UNIT_ENGINE_COMPILEPLAN_H
+
+#include "runtime/plan/Plan.h"
+
+#include <cstdint>
+#include <string>
+
+namespace strata::testing {
+
+/// Imports models/<model>, builds its generic forward, runs the fusion
+/// pipeline when `fused`, and lowers it for steps of at most `maxTokens`
+/// tokens and `maxBatch` sequences (min(8, maxTokens) when 0). Fails the
+/// current test on any error.
+plan::Plan compilePlan(const std::string &model, int64_t maxTokens,
+                       bool fused, int64_t maxBatch = 0);
+
+} // namespace strata::testing
+
+#endif // STRATA_TESTS_UNIT_ENGINE_COMPILEPLAN_H
