@@ -6,16 +6,12 @@
 #include "models/YamlReader.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 
 namespace strata {
 
@@ -24,11 +20,6 @@ using detail::ImportError;
 using detail::YamlContext;
 
 namespace {
-
-namespace fs = std::filesystem;
-
-/// A config.json is a few kilobytes; a larger file is something else.
-constexpr size_t kMaxConfigBytes = 16u << 20;
 
 enum class Arch { Llama, Qwen3, Mistral, MiniMax };
 
@@ -775,15 +766,7 @@ std::string Converter::convert(YamlOut &out) {
   return out.text();
 }
 
-HfImportResult failure(const std::string &file, int line, int column,
-                       const std::string &message) {
-  HfImportResult r;
-  r.diag.file = file;
-  r.diag.line = line;
-  r.diag.column = column;
-  r.diag.message = message;
-  return r;
-}
+constexpr auto failure = &HfImportResult::failure;
 
 /// First byte that is not JSON whitespace, or npos.
 size_t firstNonBlank(const std::string &text) {
@@ -856,74 +839,6 @@ HfImportResult convertHfConfig(const std::string &json,
                    std::string("cannot convert config: ") + e.what());
   } catch (...) {
     return failure(displayName, 0, 0, "cannot convert config: unknown error");
-  }
-}
-
-HfImportResult importHfCheckpoint(const std::string &dir,
-                                  const std::string &outputPath) {
-  try {
-    fs::path dirPath(dir);
-    std::string configPath = (dirPath / "config.json").string();
-    std::error_code ec;
-    if (fs::is_directory(configPath, ec))
-      return failure(configPath, 0, 0,
-                     "cannot open config file: Is a directory");
-    std::ifstream in(configPath, std::ios::binary);
-    if (!in)
-      return failure(configPath, 0, 0,
-                     std::string("cannot open config file: ") +
-                         std::strerror(errno));
-    std::uintmax_t size = fs::file_size(configPath, ec);
-    if (!ec && size > kMaxConfigBytes)
-      return failure(configPath, 0, 0,
-                     "config file is " + std::to_string(size) +
-                         " bytes; expected a config.json of at most " +
-                         std::to_string(kMaxConfigBytes) + " bytes");
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-
-    HfConvertOptions options;
-    options.sourceDescription = configPath;
-    // "ckpt/" and "ckpt/." name the folder "ckpt".
-    fs::path named = dirPath.lexically_normal();
-    if (!named.has_filename() || named.filename() == ".")
-      named = fs::absolute(named, ec).lexically_normal().parent_path();
-    options.name = named.filename().string();
-    if (options.name.empty())
-      options.name = named.string();
-
-    std::optional<fs::path> weights;
-    for (const char *candidate :
-         {"model.safetensors.index.json", "model.safetensors"})
-      if (fs::is_regular_file(dirPath / candidate, ec)) {
-        weights = dirPath / candidate;
-        break;
-      }
-    if (weights) {
-      // Relative to the model file so that the pair can be moved together,
-      // as the importer resolves it.
-      fs::path absWeights = fs::weakly_canonical(fs::absolute(*weights));
-      fs::path rel;
-      if (!outputPath.empty()) {
-        fs::path outDir =
-            fs::weakly_canonical(fs::absolute(outputPath)).parent_path();
-        rel = absWeights.lexically_relative(outDir);
-      }
-      options.weightsPath =
-          rel.empty() ? absWeights.string() : rel.generic_string();
-    }
-
-    HfImportResult r = convertHfConfig(buffer.str(), configPath, options);
-    if (r.ok && !weights)
-      return failure(dir, 0, 0,
-                     "no model.safetensors.index.json or model.safetensors "
-                     "in the checkpoint folder");
-    return r;
-  } catch (const std::exception &e) {
-    return failure(dir, 0, 0,
-                   std::string("cannot import checkpoint: ") + e.what());
-  } catch (...) {
-    return failure(dir, 0, 0, "cannot import checkpoint: unknown error");
   }
 }
 

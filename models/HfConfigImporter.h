@@ -38,6 +38,18 @@ struct HfImportResult {
   /// The model file's text.
   std::string yaml;
   Diagnostic diag;
+
+  /// A failed result whose diagnostic points at file:line:column (0 when
+  /// unknown).
+  static HfImportResult failure(const std::string &file, int line,
+                                int column, const std::string &message) {
+    HfImportResult r;
+    r.diag.file = file;
+    r.diag.line = line;
+    r.diag.column = column;
+    r.diag.message = message;
+    return r;
+  }
 };
 
 /// The architectures (`architectures[0]`) the converter understands.
