@@ -108,3 +108,37 @@ TEST_CASE("the checker catches a plan whose events were dropped") {
   CHECK_THAT(strata::sched::checkProgram(p, plan.limits),
              Catch::Matchers::Contains("is not ordered by the streams"));
 }
+
+TEST_CASE("a view and its base are one storage for hazards and lifetimes") {
+  using namespace strata::plan;
+  // #0 writes base, #1 writes other, #2 reads the view of base: #2 must
+  // follow #0 through the view, and base lives until #2.
+  Program p;
+  p.phase = "decode";
+  Buffer base{"base", BufferKind::Arena, DType::BF16,
+              {Dim::tokens(), Dim::constant(64)}, 0, -1};
+  Buffer other{"other", BufferKind::Arena, DType::BF16,
+               {Dim::tokens(), Dim::constant(64)}, 0, -1};
+  Buffer view{"view", BufferKind::Arena, DType::BF16,
+              {Dim::tokens(), Dim::constant(2), Dim::constant(32)}, 0, -1};
+  view.viewOf = 0;
+  Buffer out{"out", BufferKind::Arena, DType::BF16,
+             {Dim::tokens(), Dim::constant(64)}, 0, -1};
+  p.buffers = {base, other, view, out};
+  p.launches = {{"a", "", {}, {}, {0}, 0},
+                {"b", "", {}, {}, {1}, 0},
+                {"c", "", {}, {2, 1}, {3}, 0}};
+  const Limits limits{16, 4};
+  auto deps =
+      strata::sched::findDependencies(strata::sched::launchNodes(p, limits));
+  bool ordered = false;
+  for (const auto &d : deps)
+    ordered |= d.from == 0 && d.to == 2;
+  CHECK(ordered);
+  std::vector<int32_t> ids;
+  auto requests = strata::sched::arenaRequests(p, limits, ids);
+  // The view makes no request of its own; base's users include #2.
+  REQUIRE(requests.size() == 3);
+  CHECK(ids == std::vector<int32_t>{0, 1, 3});
+  CHECK(requests[0].users == std::vector<int>{0, 2});
+}
