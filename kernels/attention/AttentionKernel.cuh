@@ -24,6 +24,8 @@
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 
+#include "kernels/common/Pdl.cuh"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -155,6 +157,8 @@ __device__ __forceinline__ int64_t cacheRowOffset(const AttnParams &p,
 template <typename T, int D, int WM, int WN, int KW, int NST>
 __global__ void __launch_bounds__(kThreads)
     attentionKernel(const AttnParams p) {
+  pdlWait();
+  pdlLaunchDependents();
   using Ops = MmaOps<T>;
   constexpr int ROWS = 16 * WM;
   constexpr int SK = KW * WN; // keys per stage

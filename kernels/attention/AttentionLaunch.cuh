@@ -8,6 +8,7 @@
 #include "kernels/attention/Attention.h"
 #include "kernels/attention/AttentionKernel.cuh"
 #include "kernels/common/CudaCheck.h"
+#include "kernels/common/Pdl.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -97,8 +98,8 @@ Status launchConfig(const char *name, AttentionKind kind,
       name);
   dim3 grid(unsigned(ws.rowTiles * ws.splits), unsigned(dims.numKvHeads),
             unsigned(dims.batch));
-  kernel<<<grid, kThreads, smem, stream>>>(p);
-  return cudaStatus(cudaGetLastError(), name);
+  return cudaStatus(
+      launchDependent(kernel, grid, dim3(kThreads), smem, stream, p), name);
 }
 
 /// Dispatch over dtype and head dim for one configuration.

@@ -5,6 +5,7 @@
 #include "kernels/elementwise/Elementwise.h"
 
 #include "kernels/common/CudaCheck.h"
+#include "kernels/common/Pdl.cuh"
 #include "kernels/elementwise/Vec16.cuh"
 
 #include <string>
@@ -40,6 +41,8 @@ __device__ __forceinline__ float apply(float a, float b, const View &v) {
 template <typename T, Op kOp>
 __global__ void __launch_bounds__(kThreads)
     vectorKernel(View v, const uint4 *a, const uint4 *b, uint4 *out) {
+  pdlWait();
+  pdlLaunchDependents();
   int64_t total = v.rows * v.cols;
   int64_t first = (int64_t(blockIdx.x) * kThreads * kPerThread) + threadIdx.x;
   uint4 ra[kPerThread], rb[kPerThread];
@@ -75,6 +78,8 @@ __global__ void __launch_bounds__(kThreads)
 template <typename T, Op kOp>
 __global__ void __launch_bounds__(kThreads)
     scalarKernel(View v, const T *a, const T *b, T *out) {
+  pdlWait();
+  pdlLaunchDependents();
   int64_t total = v.rows * v.cols;
   for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < total;
        i += int64_t(gridDim.x) * kThreads) {
@@ -95,6 +100,7 @@ Status launchTyped(const std::string &op, View v, const void *a, const void *b,
   bool vec = v.cols % 8 == 0 && v.aStride % 8 == 0 && v.bStride % 8 == 0 &&
              v.outStride % 8 == 0 && aligned16(a) && aligned16(out) &&
              (!b || aligned16(b));
+  cudaError_t err;
   if (vec) {
     View vv{v.rows,        v.cols / 8, v.aStride / 8, v.bStride / 8,
             v.outStride / 8, v.aScale,   v.bScale};
@@ -102,17 +108,20 @@ Status launchTyped(const std::string &op, View v, const void *a, const void *b,
     int64_t blocks = (vv.rows * vv.cols + perBlock - 1) / perBlock;
     if (blocks > 0x7fffffff)
       return Status::error(op + ": tensor too large");
-    vectorKernel<T, kOp><<<unsigned(blocks), kThreads, 0, stream>>>(
-        vv, static_cast<const uint4 *>(a), static_cast<const uint4 *>(b),
-        static_cast<uint4 *>(out));
+    err = launchDependent(vectorKernel<T, kOp>, dim3(unsigned(blocks)),
+                          dim3(kThreads), 0, stream, vv,
+                          static_cast<const uint4 *>(a),
+                          static_cast<const uint4 *>(b),
+                          static_cast<uint4 *>(out));
   } else {
     int64_t blocks = (v.rows * v.cols + kThreads - 1) / kThreads;
     blocks = blocks < 65536 ? blocks : 65536;
-    scalarKernel<T, kOp><<<unsigned(blocks), kThreads, 0, stream>>>(
-        v, static_cast<const T *>(a), static_cast<const T *>(b),
-        static_cast<T *>(out));
+    err = launchDependent(scalarKernel<T, kOp>, dim3(unsigned(blocks)),
+                          dim3(kThreads), 0, stream, v,
+                          static_cast<const T *>(a), static_cast<const T *>(b),
+                          static_cast<T *>(out));
   }
-  return cudaStatus(cudaGetLastError(), (op + " launch").c_str());
+  return cudaStatus(err, (op + " launch").c_str());
 }
 
 template <Op kOp>

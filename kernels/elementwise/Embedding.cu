@@ -8,6 +8,7 @@
 #include "kernels/elementwise/Elementwise.h"
 
 #include "kernels/common/CudaCheck.h"
+#include "kernels/common/Pdl.cuh"
 
 #include <string>
 
@@ -22,6 +23,8 @@ template <typename Index>
 __global__ void __launch_bounds__(kThreads)
     embeddingKernel(Index total, Index nvec, int64_t vocab, const int32_t *ids,
                     const uint4 *table, uint4 *out) {
+  pdlWait();
+  pdlLaunchDependents();
   const Index first = Index(blockIdx.x) * (kThreads * kUnroll) + threadIdx.x;
   int32_t id[kUnroll];
 #pragma unroll
@@ -73,12 +76,15 @@ Status embedding(ActDType dtype, int64_t tokens, int64_t vocab, int64_t cols,
   auto *ov = static_cast<uint4 *>(out);
   // The largest index formed is below blocks * perBlock.
   if (blocks * perBlock <= 0x7fffffff)
-    embeddingKernel<int32_t><<<unsigned(blocks), kThreads, 0, stream>>>(
-        int32_t(total), int32_t(nvec), vocab, ids, tv, ov);
-  else
-    embeddingKernel<int64_t><<<unsigned(blocks), kThreads, 0, stream>>>(
-        total, nvec, vocab, ids, tv, ov);
-  return cudaStatus(cudaGetLastError(), "embedding launch");
+    return cudaStatus(launchDependent(embeddingKernel<int32_t>,
+                                      dim3(unsigned(blocks)), dim3(kThreads),
+                                      0, stream, int32_t(total),
+                                      int32_t(nvec), vocab, ids, tv, ov),
+                      "embedding launch");
+  return cudaStatus(launchDependent(embeddingKernel<int64_t>,
+                                    dim3(unsigned(blocks)), dim3(kThreads), 0,
+                                    stream, total, nvec, vocab, ids, tv, ov),
+                    "embedding launch");
 }
 
 } // namespace strata::kernels

@@ -8,6 +8,7 @@
 // its 16-byte state loads before the first use so that enough bytes are in
 // flight to cover DRAM latency.
 #include "kernels/common/CudaCheck.h"
+#include "kernels/common/Pdl.cuh"
 #include "kernels/linear_attention/LightningAttention.h"
 #include "kernels/linear_attention/LightningDevice.cuh"
 
@@ -41,6 +42,8 @@ __global__ void __launch_bounds__(THREADS)
                           const float *__restrict__ decay, int32_t numHeads,
                           int64_t qStride, int64_t kStride, int64_t vStride,
                           int64_t outStride) {
+  pdlWait();
+  pdlLaunchDependents();
   constexpr int kSlices = HD / COLS;
   constexpr int kThreadsPerRow = COLS / 4;
   constexpr int kRowsPerPass = THREADS / kThreadsPerRow;
@@ -133,13 +136,15 @@ Status launchDecode(const LightningDims &d, const LightningTensors &t,
   int64_t blocks = d.batch * d.numHeads * (HD / COLS);
   if (blocks > 0x7fffffffLL)
     return Status::error("lightning_decode: batch * numHeads too large");
-  lightningDecodeKernel<T, HD, COLS, THREADS, kPrefetch256>
-      <<<static_cast<unsigned>(blocks), THREADS, 0, stream>>>(
-          static_cast<const T *>(t.q), static_cast<const T *>(t.k),
-          static_cast<const T *>(t.v), static_cast<T *>(t.out), t.state,
-          t.slots, t.decay, d.numHeads, d.qTokenStride, d.kTokenStride,
-          d.vTokenStride, d.outTokenStride);
-  STRATA_CUDA_RETURN_IF_ERROR(cudaGetLastError(), "lightning_decode launch");
+  STRATA_CUDA_RETURN_IF_ERROR(
+      launchDependent(lightningDecodeKernel<T, HD, COLS, THREADS, kPrefetch256>,
+                      dim3(static_cast<unsigned>(blocks)), dim3(THREADS), 0,
+                      stream, static_cast<const T *>(t.q),
+                      static_cast<const T *>(t.k), static_cast<const T *>(t.v),
+                      static_cast<T *>(t.out), t.state, t.slots, t.decay,
+                      d.numHeads, d.qTokenStride, d.kTokenStride,
+                      d.vTokenStride, d.outTokenStride),
+      "lightning_decode launch");
   return Status::success();
 }
 

@@ -9,6 +9,7 @@
 #include "kernels/norm/RmsNorm.h"
 
 #include "kernels/common/CudaCheck.h"
+#include "kernels/common/Pdl.cuh"
 #include "kernels/elementwise/Vec16.cuh"
 
 #include <cmath>
@@ -27,6 +28,8 @@ __global__ void __launch_bounds__(1024)
     rmsNormKernel(int64_t rows, int cols, int groupSize, const uint4 *x,
                   const uint4 *residual, const uint4 *w, float eps,
                   float xScale, float residualScale, uint4 *out, uint4 *sum) {
+  pdlWait();
+  pdlLaunchDependents();
   const int nvec = cols / 8;
   int64_t row;
   int lane;
@@ -128,18 +131,21 @@ Status launchTyped(const char *op, int64_t rows, int64_t cols, const void *x,
   auto *wv = static_cast<const uint4 *>(w);
   auto *ov = static_cast<uint4 *>(out);
   auto *sv = static_cast<uint4 *>(sum);
+  cudaError_t err;
   if (groupSize <= 32) {
     int64_t rowsPerBlock = kSmallBlock / groupSize;
     int64_t blocks = (rows + rowsPerBlock - 1) / rowsPerBlock;
-    rmsNormKernel<T, kAdd, true><<<unsigned(blocks), kSmallBlock, 0, stream>>>(
-        rows, int(cols), groupSize, xv, rv, wv, eps, xScale, residualScale, ov,
-        sv);
+    err = launchDependent(rmsNormKernel<T, kAdd, true>, dim3(unsigned(blocks)),
+                          dim3(kSmallBlock), 0, stream, rows, int(cols),
+                          groupSize, xv, rv, wv, eps, xScale, residualScale,
+                          ov, sv);
   } else {
-    rmsNormKernel<T, kAdd, false><<<unsigned(rows), groupSize, 0, stream>>>(
-        rows, int(cols), groupSize, xv, rv, wv, eps, xScale, residualScale, ov,
-        sv);
+    err = launchDependent(rmsNormKernel<T, kAdd, false>, dim3(unsigned(rows)),
+                          dim3(groupSize), 0, stream, rows, int(cols),
+                          groupSize, xv, rv, wv, eps, xScale, residualScale,
+                          ov, sv);
   }
-  return cudaStatus(cudaGetLastError(), (std::string(op) + " launch").c_str());
+  return cudaStatus(err, (std::string(op) + " launch").c_str());
 }
 
 Status launch(const char *op, ActDType dtype, int64_t rows, int64_t cols,

@@ -13,6 +13,7 @@
 #include "kernels/rope_kv/RopeKvWrite.h"
 
 #include "kernels/common/CudaCheck.h"
+#include "kernels/common/Pdl.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -163,6 +164,8 @@ __device__ __forceinline__ void store16(void *dst, const uint4 &v) {
 template <typename T, int kLanes, int kItems>
 __global__ void __launch_bounds__(kThreads, kItems == 1 ? 5 : 3)
     ropeKvWriteKernel(const __grid_constant__ Params p) {
+  pdlWait();
+  pdlLaunchDependents();
   constexpr int kGroupsPerBlock = kThreads / kLanes;
   const int lane = threadIdx.x % kLanes;
   const uint32_t gid = blockIdx.x * kGroupsPerBlock + threadIdx.x / kLanes;
@@ -329,8 +332,8 @@ cudaError_t launchTyped(Params p, cudaStream_t stream) {
   p.numGroups = uint32_t(groups);
   const unsigned blocks =
       unsigned((groups + kGroupsPerBlock - 1) / kGroupsPerBlock);
-  ropeKvWriteKernel<T, kLanes, kItems><<<blocks, kThreads, 0, stream>>>(p);
-  return cudaGetLastError();
+  return launchDependent(ropeKvWriteKernel<T, kLanes, kItems>, dim3(blocks),
+                         dim3(kThreads), 0, stream, p);
 }
 
 template <typename T, int kLanes>

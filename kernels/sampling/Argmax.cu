@@ -6,6 +6,7 @@
 #include "kernels/sampling/Sampling.h"
 
 #include "kernels/common/CudaCheck.h"
+#include "kernels/common/Pdl.cuh"
 #include "kernels/sampling/SamplingDevice.cuh"
 
 #include <string>
@@ -26,6 +27,8 @@ template <bool kVec>
 __global__ void __launch_bounds__(kThreads)
     argmaxKernel(const float *logits, int64_t vocab, int32_t *outIds,
                  uint64_t *partial, uint32_t *counters) {
+  pdlWait();
+  pdlLaunchDependents();
   using namespace sampling;
   __shared__ uint64_t scratch[32];
   __shared__ bool last;
@@ -120,12 +123,14 @@ Status argmaxRows(const float *logits, int64_t rows, int64_t vocab,
   dim3 grid{unsigned(chunks), unsigned(rows), 1u};
   bool vec = vocab % 4 == 0 && (reinterpret_cast<uintptr_t>(logits) & 15) == 0;
   if (vec)
-    argmaxKernel<true><<<grid, kThreads, 0, stream>>>(logits, vocab, outIds,
-                                                      partial, counters);
-  else
-    argmaxKernel<false><<<grid, kThreads, 0, stream>>>(logits, vocab, outIds,
-                                                       partial, counters);
-  return cudaStatus(cudaGetLastError(), "argmax launch");
+    return cudaStatus(launchDependent(argmaxKernel<true>, grid,
+                                      dim3(kThreads), 0, stream, logits,
+                                      vocab, outIds, partial, counters),
+                      "argmax launch");
+  return cudaStatus(launchDependent(argmaxKernel<false>, grid, dim3(kThreads),
+                                    0, stream, logits, vocab, outIds, partial,
+                                    counters),
+                    "argmax launch");
 }
 
 } // namespace strata::kernels

@@ -13,6 +13,7 @@
 #include "kernels/sampling/Sampling.h"
 
 #include "kernels/common/CudaCheck.h"
+#include "kernels/common/Pdl.cuh"
 #include "kernels/sampling/SamplingDevice.cuh"
 
 #include <climits>
@@ -258,6 +259,8 @@ __device__ Bound selectPosition(const RowCtx &row, double x, bool strict,
 __global__ void __launch_bounds__(kThreads)
     sampleKernel(const float *logits, int vocab, const SampleRowParams *params,
                  int32_t *outIds) {
+  pdlWait();
+  pdlLaunchDependents();
   __shared__ Shared sh;
   const int64_t rowIndex = blockIdx.x;
   const float *r = logits + rowIndex * vocab;
@@ -315,9 +318,10 @@ Status sampleRows(const float *logits, int64_t rows, int64_t vocab,
     return Status::error("sample: null operand");
   if (rows == 0)
     return Status::success();
-  sampleKernel<<<unsigned(rows), kThreads, 0, stream>>>(logits, int(vocab),
-                                                        params, outIds);
-  return cudaStatus(cudaGetLastError(), "sample launch");
+  return cudaStatus(launchDependent(sampleKernel, dim3(unsigned(rows)),
+                                    dim3(kThreads), 0, stream, logits,
+                                    int(vocab), params, outIds),
+                    "sample launch");
 }
 
 } // namespace strata::kernels

@@ -1,0 +1,58 @@
+// Device and launch side of programmatic dependent launch (see
+// DependentLaunch.h for when and why).
+//
+// A kernel launched through launchDependent() must call pdlWait() before
+// its first access to memory that another kernel writes (activations,
+// caches, outputs), and before any early return: a block that exits
+// without waiting could let the grid finish before its predecessor has,
+// and the next kernel's wait would then no longer cover that predecessor.
+// Reads of memory no kernel writes (weights, rotary tables) may come
+// before it. pdlLaunchDependents() right after the wait lets the next
+// kernel be scheduled once every block of this one has started; it then
+// occupies only slots this kernel leaves free, and waits in turn.
+#ifndef STRATA_KERNELS_COMMON_PDL_CUH
+#define STRATA_KERNELS_COMMON_PDL_CUH
+
+#include "kernels/common/DependentLaunch.h"
+
+#include <cuda_runtime.h>
+
+namespace strata::kernels {
+
+/// Blocks until the previous kernel on the stream has completed and its
+/// writes are visible; returns at once when there is no such dependency.
+__device__ __forceinline__ void pdlWait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
+/// Allows the next kernel on the stream to be scheduled early.
+__device__ __forceinline__ void pdlLaunchDependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
+/// kernel<<<grid, block, smem, stream>>>(args...), with the programmatic
+/// stream serialization attribute when dependentLaunchEnabled().
+template <typename... Params, typename... Args>
+cudaError_t launchDependent(void (*kernel)(Params...), dim3 grid, dim3 block,
+                            size_t smem, cudaStream_t stream,
+                            Args &&...args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attr;
+  config.numAttrs = dependentLaunchEnabled() ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
+} // namespace strata::kernels
+
+#endif // STRATA_KERNELS_COMMON_PDL_CUH
