@@ -76,6 +76,8 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
   CudaBackendOptions cudaOptions;
   cudaOptions.device = options.deviceIndex;
   cudaOptions.graphs = options.cudaGraphs;
+  cudaOptions.dependentLaunch = options.cudaDependentLaunch;
+  cudaOptions.decodeGemv = options.cudaDecodeGemv;
   engine->backend_ = createCudaBackend(
       engine->plan_, options.weightsPath.empty() ? nullptr : &engine->weights_,
       cudaOptions, error);

@@ -11,17 +11,20 @@
 // T is FP16 or BF16; products accumulate in fp32 and each stored value is
 // rounded once (the GEMV; cuBLASLt's bias epilogue may round the product
 // before adding the bias). Two paths:
-//  - cuBLASLt (GemmPath::Auto, what the runtime uses), with one plan per
-//    (m, n, k, dtype, output dtype,
-//    epilogue, operand alignment): the matmul descriptor, the matrix layouts
-//    and the heuristic's algorithm, chosen once and cached. The bias is the
-//    BIAS epilogue and the residual is C with beta = 1, so neither costs a
-//    pass over y.
+//  - cuBLASLt, with one plan per (m, n, k, dtype, output dtype, epilogue,
+//    operand alignment): the matmul descriptor, the matrix layouts and the
+//    heuristic's algorithm, chosen once and cached. The bias is the BIAS
+//    epilogue and the residual is C with beta = 1, so neither costs a pass
+//    over y.
 //  - gemvLinear / GemmPath::Gemv, m <= 16: a split-K tensor-core GEMV that
-//    streams w once. Needs k a multiple of 8 and 16-byte aligned operands.
-//    Measured slower than cuBLASLt on the decode shapes of Llama-3-8B
-//    (docs/benchmarks.md), so Auto does not pick it; it stays as a
-//    library-free path and a second implementation the tests compare.
+//    streams w once through a shared-memory ring and starts streaming
+//    under the previous kernel's tail (programmatic dependent launch).
+//    Needs k a multiple of 8 and 16-byte aligned operands.
+// GemmPath::Auto (what the runtime uses) is cuBLASLt, or the GEMV for
+// m <= 16 where its preconditions hold once setSmallMGemv(true) asked for
+// it. cuBLASLt stays the default: the GEMV beats it on some decode shapes
+// and loses on others, and a Llama-3-8B decode step measured no faster
+// with it (docs/benchmarks.md).
 // In column-major terms y^T [n, m] = w [k, n]^T x^T [k, m]: A = w with
 // op T, B = x with op N, both with leading dimension k.
 //
@@ -63,6 +66,9 @@ Status checkGemmArgs(const GemmArgs &args);
 /// operands); asynchronous on `stream`, no workspace, no handle.
 Status gemvLinear(const GemmArgs &args, cudaStream_t stream);
 
+/// Whether gemvLinear accepts `args` (which checkGemmArgs accepted).
+bool gemvSupports(const GemmArgs &args);
+
 /// Owns a cuBLASLt handle, one device workspace and the plan cache. Calls
 /// enqueue on the given stream and never synchronise, so they can be
 /// captured into CUDA graphs once each shape has been planned (planning
@@ -88,10 +94,15 @@ public:
   /// Plans in the cache (one per distinct cuBLASLt shape seen).
   size_t cachedPlans() const;
 
+  /// Whether Auto sends calls of at most 16 tokens to the GEMV (default
+  /// off: Auto is cuBLASLt for every shape).
+  void setSmallMGemv(bool enabled) { smallMGemv_ = enabled; }
+
   struct Impl;
 
 private:
   std::unique_ptr<Impl> impl_;
+  bool smallMGemv_ = false;
 };
 
 } // namespace strata::kernels

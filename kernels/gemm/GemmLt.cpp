@@ -237,10 +237,8 @@ Status GemmRunner::linear(const GemmArgs &args, cudaStream_t stream,
     return s;
   if (args.m == 0)
     return Status::success();
-  // Auto does not take the GEMV: on every Llama-3-8B projection at
-  // m = 1..16, cuBLASLt's heuristic (split-K kernels) measured 5-30%
-  // faster on the H200 (docs/benchmarks.md).
-  if (path == GemmPath::Gemv)
+  if (path == GemmPath::Gemv ||
+      (path == GemmPath::Auto && smallMGemv_ && gemvSupports(args)))
     return gemvLinear(args, stream);
   if (!impl_)
     return Status::error("gemm: runner used before init()");

@@ -2,6 +2,7 @@
 
 #include "kernels/attention/Attention.h"
 #include "kernels/common/CudaCheck.h"
+#include "kernels/common/DependentLaunch.h"
 #include "kernels/common/RopeCosSin.h"
 #include "kernels/gemm/Gemm.h"
 #include "kernels/init/RandomInit.h"
@@ -209,10 +210,12 @@ bool CudaBackend::init(const WeightStore *hostWeights, std::string &error) {
             "stream create");
         !st.ok())
       return failed(st);
+  kernels::setDependentLaunchEnabled(options_.dependentLaunch);
   for (int s = 0; s < numStreams; ++s) {
     gemms_.push_back(std::make_unique<kernels::GemmRunner>());
     if (Status st = gemms_.back()->init(); !st.ok())
       return failed(st);
+    gemms_.back()->setSmallMGemv(options_.decodeGemv);
   }
   state_.streams = streams_;
   for (auto &g : gemms_)

@@ -39,6 +39,13 @@ struct CudaBackendOptions {
   int device = 0;
   /// Replay captured graphs for decode steps; false launches eagerly.
   bool graphs = true;
+  /// Programmatic dependent launch of the engine's own kernels
+  /// (kernels/common/DependentLaunch.h). Process-wide: the last backend
+  /// created decides.
+  bool dependentLaunch = true;
+  /// Linear layers of at most 16 tokens on the streaming GEMV instead of
+  /// cuBLASLt (kernels/gemm/Gemm.h); off by default.
+  bool decodeGemv = false;
 };
 
 /// `hostWeights` null draws the plan's random weights on the device;

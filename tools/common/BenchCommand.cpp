@@ -27,6 +27,11 @@ void addBenchOptions(ArgParser &parser) {
                    "and a device is present, else cpu)");
   parser.addFlag("no-graphs", "CUDA: launch every decode kernel instead of "
                               "replaying captured graphs");
+  parser.addFlag("no-dependent-launch",
+                 "CUDA: launch each kernel only after the previous one has "
+                 "finished (no programmatic dependent launch)");
+  parser.addFlag("gemv", "CUDA: run linear layers of at most 16 tokens on "
+                         "the streaming GEMV instead of cuBLASLt");
   parser.addOption("weights", "PATH",
                    "load the weights from a .safetensors file or a "
                    "model.safetensors.index.json (default: the model's "
@@ -95,6 +100,8 @@ int parseBenchSettings(const std::string &tool, const ArgParser &parser,
     return usage("--bandwidth-gbs expects a positive number, got '" +
                  parser.get("bandwidth-gbs") + "'");
   s.cudaGraphs = !parser.has("no-graphs");
+  s.dependentLaunch = !parser.has("no-dependent-launch");
+  s.decodeGemv = parser.has("gemv");
   if (parser.has("weights")) {
     s.weightsPath = parser.get("weights");
     if (s.weightsPath.empty())
@@ -193,6 +200,8 @@ int runBench(const BenchSettings &s, const BenchSource &source,
   meta.deviceName = s.deviceName;
   meta.deviceWhy = s.deviceWhy;
   meta.cudaGraphs = s.cudaGraphs;
+  meta.dependentLaunch = s.dependentLaunch;
+  meta.decodeGemv = s.decodeGemv;
   meta.model = plan.modelName;
   meta.planSource = source.planSource;
   meta.planMaxTokens = plan.limits.maxTokens;
@@ -210,6 +219,8 @@ int runBench(const BenchSettings &s, const BenchSource &source,
   EngineOptions options;
   options.device = s.device;
   options.cudaGraphs = s.cudaGraphs;
+  options.cudaDependentLaunch = s.dependentLaunch;
+  options.cudaDecodeGemv = s.decodeGemv;
   // Only token ids are needed; copying logits back would be timed too.
   options.keepLogits = false;
   options.weightsPath =

@@ -17,7 +17,7 @@
 namespace strata::tools {
 
 /// Declares --prompt-tokens, --gen-tokens, --batch, --repetitions,
-/// --device, --no-graphs, --weights, --output and --bandwidth-gbs.
+/// --device, --no-graphs, --no-dependent-launch, --gemv, --weights, --output and --bandwidth-gbs.
 void addBenchOptions(ArgParser &parser);
 
 struct BenchSettings {
@@ -29,6 +29,8 @@ struct BenchSettings {
   std::string deviceName; ///< the GPU's or the CPU's name
   std::string deviceWhy;  ///< why this device was picked
   bool cudaGraphs = true;
+  bool dependentLaunch = true; ///< off with --no-dependent-launch
+  bool decodeGemv = false;     ///< on with --gemv
   bool json = false;
   double bandwidthGBs = 4140.0;
   /// --weights; empty: the caller's default.

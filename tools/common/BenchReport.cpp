@@ -98,11 +98,15 @@ void printMarkdown(FILE *out, const BenchMetadata &meta,
   std::fprintf(out, "plan: %s; limits %lld tokens, %lld sequences per step\n",
                meta.planSource.c_str(), (long long)meta.planMaxTokens,
                (long long)meta.planMaxBatch);
+  std::string cudaSettings;
+  if (meta.device == "cuda") {
+    cudaSettings = meta.cudaGraphs ? ", CUDA graphs on" : ", CUDA graphs off";
+    cudaSettings += meta.dependentLaunch ? ", dependent launch on"
+                                         : ", dependent launch off";
+    cudaSettings += meta.decodeGemv ? ", decode GEMV" : ", decode cuBLASLt";
+  }
   std::fprintf(out, "device: %s, %s%s [%s]\n", meta.device.c_str(),
-               meta.deviceName.c_str(),
-               meta.device == "cuda" ? (meta.cudaGraphs ? ", CUDA graphs on"
-                                                        : ", CUDA graphs off")
-                                     : "",
+               meta.deviceName.c_str(), cudaSettings.c_str(),
                meta.deviceWhy.c_str());
   std::fprintf(out,
                "runs: %lld per row after one warm-up; ppN prefills B prompts "
@@ -189,7 +193,8 @@ void printJson(FILE *out, const BenchMetadata &meta,
       "  \"tool\": %s,\n  \"version\": %s,\n"
       "  \"machine\": {\"host\": %s, \"cpu\": %s, \"cpu_threads\": %u},\n"
       "  \"device\": {\"kind\": %s, \"name\": %s, \"why\": %s, "
-      "\"cuda_graphs\": %s},\n"
+      "\"cuda_graphs\": %s, \"dependent_launch\": %s, \"decode_gemv\": "
+      "%s},\n"
       "  \"model\": {\"name\": %s, \"weights\": %s, "
       "\"decode_weight_bytes\": %s, \"plan_weight_bytes\": %s},\n"
       "  \"plan\": {\"source\": %s, \"max_tokens\": %lld, \"max_batch\": "
@@ -203,6 +208,8 @@ void printJson(FILE *out, const BenchMetadata &meta,
       quote(meta.device).c_str(), quote(meta.deviceName).c_str(),
       quote(meta.deviceWhy).c_str(),
       meta.device == "cuda" && meta.cudaGraphs ? "true" : "false",
+      meta.device == "cuda" && meta.dependentLaunch ? "true" : "false",
+      meta.device == "cuda" && meta.decodeGemv ? "true" : "false",
       quote(meta.model).c_str(), quote(meta.weights).c_str(),
       num(meta.weightBytes).c_str(), num(meta.planWeightBytes).c_str(),
       quote(meta.planSource).c_str(), (long long)meta.planMaxTokens,

@@ -55,6 +55,8 @@ struct BenchMetadata {
   std::string deviceName; ///< the GPU's or the CPU's name
   std::string deviceWhy;  ///< why this device ("--device", "default: ...")
   bool cudaGraphs = false;
+  bool dependentLaunch = false;
+  bool decodeGemv = false;
   std::string model;
   std::string planSource; ///< the plan file, or the model it was compiled from
   int64_t planMaxTokens = 0, planMaxBatch = 0;

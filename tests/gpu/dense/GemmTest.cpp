@@ -126,6 +126,13 @@ TEST_CASE("decode-shape GEMV matches a float64 reference",
       {1, 4096, 4096},
       {4, 6144, 4096, false, true},
       {16, 33, 8},
+      // Two row tiles per warp (m > 4), one and two token tiles.
+      {5, 300, 1000, true},
+      {12, 4100, 264, false, true, false, true},
+      // Many blocks per SM (shallow ring, several waves) and a long k
+      // (deep ring).
+      {2, 20000, 72},
+      {1, 256, 14344, false, true},
   };
   for (ActDType dtype : {ActDType::BF16, ActDType::F16})
     for (const GemmCase &c : cases)
