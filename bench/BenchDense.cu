@@ -10,6 +10,7 @@
 // sampling report time per call inside a CUDA graph. Inputs rotate over
 // enough sets that none is still in L2 when it comes round again.
 #include "bench/BenchUtil.h"
+#include "kernels/common/DependentLaunch.h"
 #include "kernels/elementwise/Elementwise.h"
 #include "kernels/gemm/Gemm.h"
 #include "kernels/norm/RmsNorm.h"
@@ -85,10 +86,22 @@ void check(const Status &s) {
   }
 }
 
-/// Times `body(set)` over `sets` rotating input sets.
-double timeRotating(const BenchOptions &o, cudaStream_t s, int sets,
-                    const std::function<void(int)> &body) {
-  return medianUs(s, sets, o.quick ? 10 : 100, [&](int i) { body(i % sets); });
+/// Times `body(set)` over `sets` rotating input sets and adds two rows:
+/// one launch between two events (launch latency included), and the time
+/// per call of back-to-back calls replayed from a CUDA graph (what the
+/// runtime sees between its kernels).
+void timeRotating(const BenchOptions &o, BenchReport &report, cudaStream_t s,
+                  int sets, BenchRow row,
+                  const std::function<void(int)> &body) {
+  BenchRow events = row;
+  events.us =
+      medianUs(s, sets, o.quick ? 10 : 100, [&](int i) { body(i % sets); });
+  events.note += " (events, one launch)";
+  report.add(events);
+  row.us = graphMedianUsPerCall(s, std::max(sets, 20), o.quick ? 5 : 30,
+                                [&](int i) { body(i % sets); });
+  row.note += " (graph, per call)";
+  report.add(row);
 }
 
 void benchMemoryBound(const BenchOptions &o, BenchReport &report,
@@ -104,12 +117,13 @@ void benchMemoryBound(const BenchOptions &o, BenchReport &report,
       out.push_back(std::make_unique<Bf16Buf>(tokens * H, i + 99));
     }
     Bf16Buf w(H, 7);
-    double us = timeRotating(o, s, sets, [&](int i) {
-      check(rmsNorm(ActDType::BF16, tokens, H, x[i]->p, w.p, 1e-5f, out[i]->p,
-                    s));
-    });
-    report.add({"rms_norm", tok + "4096 bf16", 2 * rowBytes + H * 2, us, "copy",
-                "target >= 80%"});
+    timeRotating(o, report, s, sets,
+                 {"rms_norm", tok + "4096 bf16", 2 * rowBytes + H * 2, 0,
+                  "copy", "target >= 80%"},
+                 [&](int i) {
+                   check(rmsNorm(ActDType::BF16, tokens, H, x[i]->p, w.p,
+                                 1e-5f, out[i]->p, s));
+                 });
   }
   if (o.wants("add_rms_norm")) {
     int sets = rotatingSets(4 * rowBytes);
@@ -120,13 +134,15 @@ void benchMemoryBound(const BenchOptions &o, BenchReport &report,
       out.push_back(std::make_unique<Bf16Buf>(tokens * H, i + 99));
     }
     Bf16Buf w(H, 7);
-    double us = timeRotating(o, s, sets, [&](int i) {
-      // sum written over the residual: the in-place form the runtime uses.
-      check(addRmsNorm(ActDType::BF16, tokens, H, x[i]->p, res[i]->p, w.p,
-                       1e-5f, 1.f, 1.f, out[i]->p, res[i]->p, s));
-    });
-    report.add({"add_rms_norm", tok + "4096 bf16 (sum in place)",
-                4 * rowBytes + H * 2, us, "copy", "target >= 80%"});
+    // sum written over the residual: the in-place form the runtime uses.
+    timeRotating(o, report, s, sets,
+                 {"add_rms_norm", tok + "4096 bf16 (sum in place)",
+                  4 * rowBytes + H * 2, 0, "copy", "target >= 80%"},
+                 [&](int i) {
+                   check(addRmsNorm(ActDType::BF16, tokens, H, x[i]->p,
+                                    res[i]->p, w.p, 1e-5f, 1.f, 1.f,
+                                    out[i]->p, res[i]->p, s));
+                 });
   }
   if (o.wants("silu_mul")) {
     double bytes = 3.0 * tokens * I * 2;
@@ -136,11 +152,13 @@ void benchMemoryBound(const BenchOptions &o, BenchReport &report,
       gu.push_back(std::make_unique<Bf16Buf>(tokens * 2 * I, i, 4.f));
       out.push_back(std::make_unique<Bf16Buf>(tokens * I, i + 9));
     }
-    double us = timeRotating(o, s, sets, [&](int i) {
-      check(siluMulFused(ActDType::BF16, tokens, I, gu[i]->p, out[i]->p, s));
-    });
-    report.add({"silu_mul (fused gate_up)", tok + "14336 bf16", bytes, us,
-                "copy", "target >= 80%"});
+    timeRotating(o, report, s, sets,
+                 {"silu_mul (fused gate_up)", tok + "14336 bf16", bytes, 0,
+                  "copy", "target >= 80%"},
+                 [&](int i) {
+                   check(siluMulFused(ActDType::BF16, tokens, I, gu[i]->p,
+                                      out[i]->p, s));
+                 });
   }
   if (o.wants("embedding")) {
     int sets = rotatingSets(2 * rowBytes);
@@ -151,12 +169,13 @@ void benchMemoryBound(const BenchOptions &o, BenchReport &report,
       ids.push_back(std::make_unique<Buf<int32_t>>(tokens, 0, float(V - i)));
       out.push_back(std::make_unique<Bf16Buf>(tokens * H, i));
     }
-    double us = timeRotating(o, s, sets, [&](int i) {
-      check(embedding(ActDType::BF16, tokens, V, H, ids[i]->p, table.p,
-                      out[i]->p, s));
-    });
-    report.add({"embedding", tok + "4096 bf16 (vocab 128256)",
-                2 * rowBytes + tokens * 4.0, us, "copy", "target >= 80%"});
+    timeRotating(o, report, s, sets,
+                 {"embedding", tok + "4096 bf16 (vocab 128256)",
+                  2 * rowBytes + tokens * 4.0, 0, "copy", "target >= 80%"},
+                 [&](int i) {
+                   check(embedding(ActDType::BF16, tokens, V, H, ids[i]->p,
+                                   table.p, out[i]->p, s));
+                 });
   }
 }
 
@@ -282,11 +301,16 @@ int main(int argc, char **argv) {
   GemmRunner runner;
   check(runner.init());
   for (int64_t m : {1, 4, 8, 16}) {
-    benchGemm(o, report, runner, s, m, GemmPath::Auto, "cublasLt");
+    benchGemm(o, report, runner, s, m, GemmPath::CublasLt, "cublasLt");
     benchGemm(o, report, runner, s, m, GemmPath::Gemv, "gemv");
+    // The same GEMV with each call waiting for the previous one to finish:
+    // what dependent launch contributes.
+    setDependentLaunchEnabled(false);
+    benchGemm(o, report, runner, s, m, GemmPath::Gemv, "gemv-serial");
+    setDependentLaunchEnabled(true);
   }
   for (int64_t m : {4096, 8192})
-    benchGemm(o, report, runner, s, m, GemmPath::Auto, "cublasLt");
+    benchGemm(o, report, runner, s, m, GemmPath::CublasLt, "cublasLt");
   benchSampling(o, report, s, 1, 128256);
   benchSampling(o, report, s, 64, 128256);
   benchSampling(o, report, s, 1, 262144);
