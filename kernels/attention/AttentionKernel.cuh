@@ -131,26 +131,6 @@ template <int CH> __device__ __forceinline__ int swz(int row, int ch) {
   return (row * CH + (ch ^ (row & 7))) * 16;
 }
 
-/// Row of the cache holding (sequence b, slot s, kvHead), or null when the
-/// slot has no storage (it then reads as zeros).
-__device__ __forceinline__ int64_t cacheRowOffset(const AttnParams &p,
-                                                  int64_t b, int32_t s,
-                                                  int kvHead, int D) {
-  if (p.paged) {
-    int32_t logical = s / p.blockSize;
-    if (logical >= p.maxBlocksPerSeq)
-      return -1;
-    int32_t block = __ldg(p.blockTables + b * p.maxBlocksPerSeq + logical);
-    if (block < 0 || block >= p.numBlocks)
-      return -1;
-    return block * p.blockStride +
-           (int64_t(kvHead) * p.blockSize + (s - logical * p.blockSize)) * D;
-  }
-  if (s >= p.capacity)
-    return -1;
-  return ((b * 2 * p.numKvHeads + kvHead) * p.capacity + s) * D;
-}
-
 /// Grid: x = rowTile + rowTiles * split (row tiles of one split adjacent,
 /// so that they read the same keys while these are in L2), y = kv head,
 /// z = sequence.
@@ -258,52 +238,91 @@ __global__ void __launch_bounds__(kThreads)
   const uint32_t smemBase =
       static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   // Loader: TPR threads per key row, each moving CH / TPR chunks of K and
-  // of V; all of a thread's cache-row lookups (block table reads) are
-  // issued before its first copy so that their latencies overlap.
+  // of V. A stage's block-table entries are read one stage before its
+  // copies are issued (and the prologue reads those of every prefetched
+  // stage at once), so no copy waits for a table lookup: issuing each
+  // lookup right before its copies left a dependent L2 round trip in front
+  // of every stage.
   constexpr int TPR = 4;
   constexpr int KEYS_PER_PASS = kThreads / TPR;
   constexpr int KEYS_PER_THREAD = SK / KEYS_PER_PASS;
-  auto loadStage = [&](int tile, int stage) {
+  using Lookup = int32_t[KEYS_PER_THREAD];
+  // The raw block id (paged) of each of this thread's keys of a tile; the
+  // offset is formed only when the copies are issued.
+  auto lookupStage = [&](int tile, Lookup &blk) {
     const int32_t t0 = ks + tile * SK;
-    const uint32_t kBase = smemBase + stage * STAGE_BYTES;
-    const uint32_t vBase = kBase + SK * D * 2;
-    int64_t off[KEYS_PER_THREAD];
 #pragma unroll
     for (int j = 0; j < KEYS_PER_THREAD; ++j) {
       int32_t s = t0 + tid / TPR + j * KEYS_PER_PASS;
-      off[j] = s < ke ? cacheRowOffset(p, b, s, kvHead, D) : -1;
+      int32_t logical = p.paged ? s / p.blockSize : 0;
+      blk[j] = s < ke && p.paged && logical < p.maxBlocksPerSeq
+                   ? __ldg(p.blockTables + b * p.maxBlocksPerSeq + logical)
+                   : -1;
     }
+  };
+  // Row of the cache holding (slot s, kvHead), or -1 when the slot has no
+  // storage (it then reads as zeros).
+  auto rowOffset = [&](int32_t s, int32_t block) -> int64_t {
+    if (s >= ke)
+      return -1;
+    if (p.paged) {
+      if (block < 0 || block >= p.numBlocks)
+        return -1;
+      int32_t logical = s / p.blockSize;
+      return block * p.blockStride +
+             (int64_t(kvHead) * p.blockSize + (s - logical * p.blockSize)) * D;
+    }
+    if (s >= p.capacity)
+      return -1;
+    return ((b * 2 * p.numKvHeads + kvHead) * p.capacity + s) * D;
+  };
+  auto loadStage = [&](int tile, int stage, const Lookup &blk) {
+    const int32_t t0 = ks + tile * SK;
+    const uint32_t kBase = smemBase + stage * STAGE_BYTES;
+    const uint32_t vBase = kBase + SK * D * 2;
     const int64_t vShift = p.paged ? 0 : int64_t(p.numKvHeads) * p.capacity * D;
     const uint16_t *vPool = p.paged ? p.v : p.k;
 #pragma unroll
     for (int j = 0; j < KEYS_PER_THREAD; ++j) {
       const int key = tid / TPR + j * KEYS_PER_PASS;
-      const bool valid = off[j] >= 0;
+      const int64_t off = rowOffset(t0 + key, blk[j]);
+      const bool valid = off >= 0;
 #pragma unroll
       for (int m = 0; m < CH / TPR; ++m) {
         const int ch = tid % TPR + m * TPR;
-        cpAsync16(kBase + swz<CH>(key, ch), valid ? p.k + off[j] + ch * 8 : p.k,
+        cpAsync16(kBase + swz<CH>(key, ch), valid ? p.k + off + ch * 8 : p.k,
                   valid);
         cpAsync16(vBase + swz<CH>(key, ch),
-                  valid ? vPool + vShift + off[j] + ch * 8 : p.k, valid);
+                  valid ? vPool + vShift + off + ch * 8 : p.k, valid);
       }
     }
   };
 
   const int nTiles = (ke - ks + SK - 1) / SK;
+  Lookup ahead[NST] = {};
+#pragma unroll
+  for (int s = 0; s < NST; ++s)
+    if (s < nTiles)
+      lookupStage(s, ahead[s]);
 #pragma unroll
   for (int s = 0; s < NST - 1; ++s) {
     if (s < nTiles)
-      loadStage(s, s);
+      loadStage(s, s, ahead[s]);
     cpAsyncCommit();
   }
+  Lookup next;
+#pragma unroll
+  for (int j = 0; j < KEYS_PER_THREAD; ++j)
+    next[j] = ahead[NST - 1][j];
   const int keyOff = WN > 1 ? KW * warp : 0; // this warp's keys in a stage
   const int32_t *parents = tree ? p.parentIds + qBegin : nullptr;
 
   for (int it = 0; it < nTiles; ++it) {
     if (it + NST - 1 < nTiles)
-      loadStage(it + NST - 1, (it + NST - 1) % NST);
+      loadStage(it + NST - 1, (it + NST - 1) % NST, next);
     cpAsyncCommit();
+    if (it + NST < nTiles)
+      lookupStage(it + NST, next); // used by the next iteration's copies
     cpAsyncWait<NST - 1>();
     __syncthreads();
     const uint32_t kBase = smemBase + (it % NST) * STAGE_BYTES;
@@ -490,7 +509,7 @@ __global__ void __launch_bounds__(kThreads)
         v.y = Ops::one(acc.z) | (uint32_t(Ops::one(acc.w)) << 16);
         *reinterpret_cast<uint2 *>(dst) = v;
       }
-    } else {
+    } else if (row < rowsTotal) { // the merge reads only real rows
       *reinterpret_cast<float4 *>(partO + r * D + d) = acc;
       if (d == 0)
         partLse[r] = L > 0.f ? M + log2f(L) : -INFINITY;
