@@ -270,6 +270,19 @@ mlir::LogicalResult ProgramLowering::addLaunch(mlir::Operation *op) {
       return mlir::failure();
     launch.outputs.push_back(*buffer);
   }
+  // rope_kv_write<packed> rotates q and k inside the packed rows: when
+  // nothing else reads its input, the output is that same storage (a view)
+  // and the backends skip the copy they would otherwise make first.
+  if (launch.kernel == "rope_kv_write" && launch.variant == "packed" &&
+      !launch.outputs.empty() && op->getOperand(0).hasOneUse()) {
+    int32_t input = launch.inputs[0];
+    if (program_.buffers[input].kind == BufferKind::Arena) {
+      int32_t base = program_.buffers[input].viewOf >= 0
+                         ? program_.buffers[input].viewOf
+                         : input;
+      program_.buffers[launch.outputs[0]].viewOf = base;
+    }
+  }
   program_.launches.push_back(std::move(launch));
   return mlir::success();
 }

@@ -396,7 +396,7 @@ Status CpuExecutor::ropeKvWrite(const plan::Launch &l, ActDType act,
   const float *table = ropeTable(l, maxPos, status, &tableRows);
   if (!status.ok())
     return status;
-  if (packed) // rotated in place in the output copy
+  if (packed && out != qkv) // rotated in place in the output copy
     std::memcpy(out, qkv, size_t(tokens_ * heads * dim) * 2);
   const auto *src = static_cast<const uint16_t *>(packed ? out : qkv);
   auto *dst = static_cast<uint16_t *>(out);

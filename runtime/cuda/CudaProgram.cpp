@@ -388,7 +388,9 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
     norm.eps = float(floatAttr(l, "qk_norm_eps", 1e-6));
     const bool packed = l.variant == "packed", tree = l.variant == "tree";
     const size_t rowBytes = size_t(heads * dim) * 2;
-    if (packed) // rotated in place in the output
+    // Rotated in place in the output: a copy of the input first, unless
+    // the plan made the output a view of it.
+    if (packed && out0(0) != in0(0))
       if (Status s = copy(out0(0), in0(0), size_t(T) * rowBytes); !s.ok())
         return s;
     auto issueSeqs = [&](int64_t first, int64_t count, int64_t seq,
