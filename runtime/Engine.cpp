@@ -57,8 +57,9 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
 #endif
   // Weights last: loading a checkpoint is the slow part, so the plan's
   // cheap checks answer first. The CUDA backend draws random weights on the
-  // device (the same values, far faster than on the host).
-  if (!options.weightsPath.empty()) {
+  // device (the same values, far faster than on the host) and streams a
+  // checkpoint tensor by tensor, so the host never holds the whole model.
+  if (!options.weightsPath.empty() && !cuda) {
     auto loaded = WeightStore::fromSafetensors(
         engine->plan_, options.weightsPath, error, WeightSubset::ReadByLaunches);
     if (!loaded)
@@ -78,13 +79,11 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
   cudaOptions.graphs = options.cudaGraphs;
   cudaOptions.dependentLaunch = options.cudaDependentLaunch;
   cudaOptions.decodeGemv = options.cudaDecodeGemv;
-  engine->backend_ = createCudaBackend(
-      engine->plan_, options.weightsPath.empty() ? nullptr : &engine->weights_,
-      cudaOptions, error);
+  cudaOptions.weightsPath = options.weightsPath;
+  engine->backend_ =
+      createCudaBackend(engine->plan_, nullptr, cudaOptions, error);
   if (!engine->backend_)
     return nullptr;
-  // The device holds its own copy now.
-  engine->weights_ = WeightStore();
 #endif
   return engine;
 }

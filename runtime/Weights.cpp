@@ -328,9 +328,25 @@ private:
 std::optional<WeightStore>
 WeightStore::fromSafetensors(const plan::Plan &plan, const std::string &path,
                              std::string &error, WeightSubset subset) {
+  WeightStore store;
+  store.storage_.resize(plan.weights.size());
+  if (!streamSafetensors(plan, path, error, subset,
+                         [&](int32_t index, std::vector<uint8_t> &bytes,
+                             std::string &) {
+                           store.storage_[size_t(index)] = std::move(bytes);
+                           return true;
+                         }))
+    return std::nullopt;
+  return store;
+}
+
+bool WeightStore::streamSafetensors(const plan::Plan &plan,
+                                    const std::string &path,
+                                    std::string &error, WeightSubset subset,
+                                    const Sink &sink) {
   auto ckpt = SafetensorsCheckpoint::open(path, error);
   if (!ckpt)
-    return std::nullopt;
+    return false;
   auto where = [&](const SafetensorsCheckpoint::Entry &e) {
     return e.file->path();
   };
@@ -350,7 +366,7 @@ WeightStore::fromSafetensors(const plan::Plan &plan, const std::string &path,
     const plan::Weight &w = plan.weights[i];
     if (w.dtype == plan::DType::I32) {
       error = "plan weight '" + w.name + "' is not a floating-point tensor";
-      return std::nullopt;
+      return false;
     }
     if (w.packedFrom.empty()) {
       parts[i].push_back({w.name, w.shape});
@@ -362,7 +378,7 @@ WeightStore::fromSafetensors(const plan::Plan &plan, const std::string &path,
           rows != w.shape[0]) {
         error = "plan weight '" + w.name +
                 "': its packed rows do not add up to its shape";
-        return std::nullopt;
+        return false;
       }
       for (size_t s = 0; s < w.packedFrom.size(); ++s) {
         std::vector<int64_t> shape = w.shape;
@@ -376,7 +392,7 @@ WeightStore::fromSafetensors(const plan::Plan &plan, const std::string &path,
         bool found = false;
         if (!resolveAlias(*ckpt, plan, p.tensor, p.shape, p.source, found,
                           routers, error))
-          return std::nullopt;
+          return false;
         if (found) {
           used.insert(p.source.tensor);
           ++totalParts;
@@ -389,13 +405,13 @@ WeightStore::fromSafetensors(const plan::Plan &plan, const std::string &path,
           error += " (a checkpoint without lm_head ties it to the "
                    "embedding: set tie_word_embeddings: true in the model "
                    "file)";
-        return std::nullopt;
+        return false;
       }
       if (e->tensor->shape != p.shape) {
         error = where(*e) + ": error: tensor '" + p.tensor + "' has shape " +
                 shapeText(e->tensor->shape) + ", the model expects " +
                 shapeText(p.shape);
-        return std::nullopt;
+        return false;
       }
       p.source.tensor = p.tensor;
       p.source.entry = e;
@@ -413,7 +429,7 @@ WeightStore::fromSafetensors(const plan::Plan &plan, const std::string &path,
               shapeText(e->tensor->shape) +
               ": a mixture-of-experts MLP of several experts, which the "
               "model cannot express (one expert is supported)";
-      return std::nullopt;
+      return false;
     }
     used.insert(name);
   }
@@ -423,7 +439,7 @@ WeightStore::fromSafetensors(const plan::Plan &plan, const std::string &path,
       error = where(e) + ": error: unexpected tensor '" + name +
               "': the model uses no tensor of that name (does the model "
               "file describe this checkpoint?)";
-      return std::nullopt;
+      return false;
     }
 
   // Only what is copied counts towards the progress line.
@@ -443,15 +459,14 @@ WeightStore::fromSafetensors(const plan::Plan &plan, const std::string &path,
   Progress progress(totalParts, totalBytes);
   size_t doneTensors = 0;
   uint64_t doneBytes = 0;
-  WeightStore store;
+  std::vector<uint8_t> bytes;
   for (size_t i = 0; i < plan.weights.size(); ++i) {
     const plan::Weight &w = plan.weights[i];
-    if (!keep[i]) {
-      store.storage_.emplace_back();
+    if (!keep[i])
       continue;
-    }
-    std::vector<uint8_t> bytes(uint64_t(plan::numElements(w.shape)) *
-                               plan::byteWidth(w.dtype));
+    bytes.clear(); // also after a sink took the previous weight's bytes
+    bytes.resize(uint64_t(plan::numElements(w.shape)) *
+                 plan::byteWidth(w.dtype));
     uint8_t *dst = bytes.data();
     for (const Part &p : parts[i]) {
       const SafetensorsCheckpoint::Entry &e = *p.source.entry;
@@ -474,9 +489,10 @@ WeightStore::fromSafetensors(const plan::Plan &plan, const std::string &path,
       progress.update(++doneTensors,
                       doneBytes += uint64_t(count) * byteWidth(e.tensor->dtype));
     }
-    store.storage_.push_back(std::move(bytes));
+    if (!sink(int32_t(i), bytes, error))
+      return false;
   }
-  return store;
+  return true;
 }
 
 } // namespace strata

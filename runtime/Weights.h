@@ -9,6 +9,7 @@
 #include "runtime/plan/Plan.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,20 @@ public:
   fromSafetensors(const plan::Plan &plan, const std::string &path,
                   std::string &error,
                   WeightSubset subset = WeightSubset::All);
+
+  /// Receives weight `index`'s converted bytes; may take them (move from
+  /// `bytes`). False stops the stream, with `error` saying why.
+  using Sink = std::function<bool(int32_t index, std::vector<uint8_t> &bytes,
+                                  std::string &error)>;
+
+  /// fromSafetensors without the store: the same checks first, then each
+  /// weight of `subset` in plan order, converted into one reused buffer and
+  /// handed to `sink`. A caller that uploads and drops each weight holds one
+  /// weight in host memory at a time instead of the whole model. False with
+  /// `error` set when a check or the sink fails.
+  static bool streamSafetensors(const plan::Plan &plan,
+                                const std::string &path, std::string &error,
+                                WeightSubset subset, const Sink &sink);
 
   /// Raw storage of weight `index` of the plan.
   const void *data(int32_t index) const { return storage_[index].data(); }

@@ -80,7 +80,11 @@ public:
             std::string &error) override;
 
 private:
-  Status uploadWeights(const WeightStore *hostWeights);
+  /// A checkpoint that does not fit the plan (streamed from
+  /// options_.weightsPath) fails with `checkpointError` set to the loader's
+  /// message, which names the file; other failures are CUDA's.
+  Status uploadWeights(const WeightStore *hostWeights,
+                       std::string &checkpointError);
   Status prepareRopeTables(int64_t rows);
   Status prepareAttentionWorkspace();
   Status stage(const StepInputs &in, const std::vector<StepSample> &samples,
@@ -224,8 +228,13 @@ bool CudaBackend::init(const WeightStore *hostWeights, std::string &error) {
     if (Status s = program->init(streams_.size()); !s.ok())
       return failed(s);
 
-  if (Status s = uploadWeights(hostWeights); !s.ok())
-    return failed(s);
+  std::string checkpointError;
+  if (Status s = uploadWeights(hostWeights, checkpointError); !s.ok()) {
+    if (checkpointError.empty())
+      return failed(s);
+    error = checkpointError;
+    return false;
+  }
 
   uint64_t arenaBytes = 0;
   for (const plan::Program &p : plan_.programs)
@@ -307,7 +316,8 @@ bool CudaBackend::init(const WeightStore *hostWeights, std::string &error) {
   return true;
 }
 
-Status CudaBackend::uploadWeights(const WeightStore *hostWeights) {
+Status CudaBackend::uploadWeights(const WeightStore *hostWeights,
+                                  std::string &checkpointError) {
   // Only weights some launch reads take device memory: a fused plan also
   // lists the unpacked sources of its packed QKV and gate/up weights.
   const std::vector<bool> used = plan::weightsRead(plan_);
@@ -321,11 +331,34 @@ Status CudaBackend::uploadWeights(const WeightStore *hostWeights) {
   }
   if (Status s = weights_.allocate(total, "the weights"); !s.ok())
     return s;
+  std::vector<char *> dsts(plan_.weights.size(), nullptr);
+  for (size_t i = 0; i < plan_.weights.size(); ++i) {
+    if (used[i])
+      dsts[i] = weights_.as<char>() + offsets[i];
+    state_.weights.push_back(dsts[i]);
+  }
+  if (!hostWeights && !options_.weightsPath.empty()) {
+    // The same subset the device holds (ReadByLaunches is plan::weightsRead).
+    if (!WeightStore::streamSafetensors(
+            plan_, options_.weightsPath, checkpointError,
+            WeightSubset::ReadByLaunches,
+            [&](int32_t index, std::vector<uint8_t> &bytes,
+                std::string &why) {
+              Status st = kernels::cudaStatus(
+                  cudaMemcpy(dsts[size_t(index)], bytes.data(),
+                             bytes.size(), cudaMemcpyHostToDevice),
+                  ("uploading weight " + plan_.weights[size_t(index)].name)
+                      .c_str());
+              why = "cuda: " + st.message();
+              return st.ok();
+            }))
+      return Status::error(checkpointError);
+    return Status::success();
+  }
   cudaStream_t stream = streams_[0];
   for (size_t i = 0; i < plan_.weights.size(); ++i) {
     const plan::Weight &w = plan_.weights[i];
-    char *dst = weights_.as<char>() + offsets[i];
-    state_.weights.push_back(used[i] ? dst : nullptr);
+    char *dst = dsts[i];
     if (!used[i])
       continue;
     const uint64_t width = plan::byteWidth(w.dtype);

@@ -46,6 +46,10 @@ struct CudaBackendOptions {
   /// Linear layers of at most 16 tokens on the streaming GEMV instead of
   /// cuBLASLt (kernels/gemm/Gemm.h); off by default.
   bool decodeGemv = false;
+  /// With no host weights: a `.safetensors` file or index to stream the
+  /// weights from, one tensor at a time (converted on the host, uploaded,
+  /// dropped); empty draws random weights on the device.
+  std::string weightsPath;
 };
 
 /// `hostWeights` null draws the plan's random weights on the device;

@@ -135,6 +135,52 @@ TEST_CASE("safetensors weights load by name, packed and converted") {
         kernels::floatToBf16Bits(1.0f));
 }
 
+TEST_CASE("streaming a checkpoint hands over each weight once, in order") {
+  TempDir dir;
+  std::string path = dir.file("model.safetensors");
+  writeSafetensors(path, goodTensors());
+  std::string error;
+  std::vector<int32_t> seen;
+  bool ok = WeightStore::streamSafetensors(
+      smallPlan(), path, error, WeightSubset::All,
+      [&](int32_t index, std::vector<uint8_t> &bytes, std::string &) {
+        seen.push_back(index);
+        CHECK(bytes == expected(index));
+        return true;
+      });
+  INFO(error);
+  REQUIRE(ok);
+  CHECK(seen == std::vector<int32_t>{0, 1, 2, 3});
+
+  // A sink that fails stops the stream with its own message.
+  seen.clear();
+  ok = WeightStore::streamSafetensors(
+      smallPlan(), path, error, WeightSubset::All,
+      [&](int32_t index, std::vector<uint8_t> &, std::string &why) {
+        seen.push_back(index);
+        why = "device full";
+        return index < 1;
+      });
+  CHECK(!ok);
+  CHECK(error == "device full");
+  CHECK(seen == std::vector<int32_t>{0, 1});
+
+  // The checks run before any weight is handed over.
+  std::vector<StTensor> missing = goodTensors();
+  missing.pop_back();
+  writeSafetensors(path, missing);
+  seen.clear();
+  ok = WeightStore::streamSafetensors(
+      smallPlan(), path, error, WeightSubset::All,
+      [&](int32_t index, std::vector<uint8_t> &, std::string &) {
+        seen.push_back(index);
+        return true;
+      });
+  CHECK(!ok);
+  CHECK(seen.empty());
+  CHECK(error.find("tensor 'out.weight' is missing") != std::string::npos);
+}
+
 TEST_CASE("a sharded checkpoint loads through its index") {
   TempDir dir;
   auto tensors = goodTensors();
