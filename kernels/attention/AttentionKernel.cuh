@@ -134,8 +134,8 @@ template <int CH> __device__ __forceinline__ int swz(int row, int ch) {
 /// Grid: x = rowTile + rowTiles * split (row tiles of one split adjacent,
 /// so that they read the same keys while these are in L2), y = kv head,
 /// z = sequence.
-template <typename T, int D, int WM, int WN, int KW, int NST, int MINB = 1>
-__global__ void __launch_bounds__(kThreads, MINB)
+template <typename T, int D, int WM, int WN, int KW, int NST>
+__global__ void __launch_bounds__(kThreads)
     attentionKernel(const AttnParams p) {
   pdlWait();
   pdlLaunchDependents();

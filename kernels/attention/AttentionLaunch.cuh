@@ -32,7 +32,7 @@ struct Config {
 inline Config configFor(AttentionKind kind, int headDim) {
   if (kind == AttentionKind::Decode)
     return headDim == 64 ? Config{1, 4, 32, 3} : Config{1, 4, 16, 3};
-  return Config{4, 1, 32, 3};
+  return Config{4, 1, 64, 3};
 }
 
 /// Entry checks common to every launcher (dims, pointers, alignment, the
@@ -51,7 +51,7 @@ struct WorkspaceLayout {
 WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &dims,
                                 const AttentionLaunch &launch);
 
-template <typename T, int D, int WM, int WN, int KW, int NST, int MINB = 1>
+template <typename T, int D, int WM, int WN, int KW, int NST>
 Status launchConfig(const char *name, AttentionKind kind,
                     const AttentionDims &dims, const AttentionTensors &t,
                     const AttentionLaunch &launch, cudaStream_t stream) {
@@ -91,7 +91,7 @@ Status launchConfig(const char *name, AttentionKind kind,
     p.partO = reinterpret_cast<float *>(base + ws.oOff);
   }
   const size_t smem = cfg.smemBytes(D);
-  auto kernel = attentionKernel<T, D, WM, WN, KW, NST, MINB>;
+  auto kernel = attentionKernel<T, D, WM, WN, KW, NST>;
   STRATA_CUDA_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            int(smem)),
@@ -103,7 +103,7 @@ Status launchConfig(const char *name, AttentionKind kind,
 }
 
 /// Dispatch over dtype and head dim for one configuration.
-template <int WM, int WN, int KW, int NST, int NST64, int KW64, int MINB = 1>
+template <int WM, int WN, int KW, int NST, int NST64, int KW64>
 Status launchAny(const char *name, AttentionKind kind,
                  const AttentionDims &dims, const AttentionTensors &t,
                  const AttentionLaunch &launch, cudaStream_t stream) {
@@ -111,13 +111,13 @@ Status launchAny(const char *name, AttentionKind kind,
     return s;
   const bool bf16 = dims.dtype == ActDType::BF16;
   if (dims.headDim == 128)
-    return bf16 ? launchConfig<__nv_bfloat16, 128, WM, WN, KW, NST, MINB>(
+    return bf16 ? launchConfig<__nv_bfloat16, 128, WM, WN, KW, NST>(
                       name, kind, dims, t, launch, stream)
-                : launchConfig<__half, 128, WM, WN, KW, NST, MINB>(name, kind, dims,
+                : launchConfig<__half, 128, WM, WN, KW, NST>(name, kind, dims,
                                                              t, launch, stream);
-  return bf16 ? launchConfig<__nv_bfloat16, 64, WM, WN, KW64, NST64, MINB>(
+  return bf16 ? launchConfig<__nv_bfloat16, 64, WM, WN, KW64, NST64>(
                     name, kind, dims, t, launch, stream)
-              : launchConfig<__half, 64, WM, WN, KW64, NST64, MINB>(
+              : launchConfig<__half, 64, WM, WN, KW64, NST64>(
                     name, kind, dims, t, launch, stream);
 }
 
