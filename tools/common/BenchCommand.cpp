@@ -133,6 +133,12 @@ int parseBenchSettings(const std::string &tool, const ArgParser &parser,
     s.deviceWhy = "default: no CUDA device (" + query.reason + ")";
   s.deviceName =
       s.device == Device::Cuda ? query.devices.front().name : cpuModel();
+  // Settings of the CUDA backend would be ignored on the CPU: refuse them.
+  for (const char *flag : {"no-graphs", "no-dependent-launch", "gemv"})
+    if (parser.has(flag) && s.device != Device::Cuda)
+      return usage(std::string("--") + flag +
+                   " applies to --device cuda only (the device is cpu: " +
+                   s.deviceWhy + ")");
   return 0;
 }
 
