@@ -271,10 +271,28 @@ mlir::LogicalResult ProgramLowering::addLaunch(mlir::Operation *op) {
     launch.outputs.push_back(*buffer);
   }
   // rope_kv_write<packed> rotates q and k inside the packed rows: when
-  // nothing else reads its input, the output is that same storage (a view)
-  // and the backends skip the copy they would otherwise make first.
+  // nothing else reads its input's storage, the output is that same storage
+  // (a view) and the backends skip the copy they would otherwise make
+  // first. The storage is read elsewhere if the input, or any tensor it
+  // views through split/merge heads, has another use. A returned output
+  // keeps its own storage: outputs live outside the arena.
+  auto soleReader = [](mlir::Value v) {
+    while (v.hasOneUse()) {
+      mlir::Operation *def = v.getDefiningOp();
+      if (!def || !mlir::isa<SplitHeadsOp, MergeHeadsOp>(def))
+        return true;
+      v = def->getOperand(0);
+    }
+    return false;
+  };
+  auto returned = [](mlir::Value v) {
+    return llvm::any_of(v.getUsers(), [](mlir::Operation *user) {
+      return mlir::isa<mlir::func::ReturnOp>(user);
+    });
+  };
   if (launch.kernel == "rope_kv_write" && launch.variant == "packed" &&
-      !launch.outputs.empty() && op->getOperand(0).hasOneUse()) {
+      !launch.outputs.empty() && soleReader(op->getOperand(0)) &&
+      !returned(op->getResult(0))) {
     int32_t input = launch.inputs[0];
     if (program_.buffers[input].kind == BufferKind::Arena) {
       int32_t base = program_.buffers[input].viewOf >= 0

@@ -8,7 +8,9 @@
 #include "models/ModelImporter.h"
 #include "runtime/plan/PlanFile.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 
 #include <catch2/catch.hpp>
 
@@ -141,4 +143,94 @@ TEST_CASE("a view and its base are one storage for hazards and lifetimes") {
   REQUIRE(requests.size() == 3);
   CHECK(ids == std::vector<int32_t>{0, 1, 3});
   CHECK(requests[0].users == std::vector<int>{0, 2});
+}
+
+namespace {
+
+/// A prefill function whose packed rope reads the heads of %qkv (a view)
+/// and whose result is read by an add. `extraUse`: a second add also reads
+/// %qkv, the storage behind that view. `returnRope`: the function returns
+/// the rope's result itself.
+strata::plan::Plan lowerPackedRope(bool extraUse, bool returnRope = false) {
+  std::string results =
+      returnRope ? "tensor<?x8x32xbf16>"
+                 : (extraUse ? "tensor<?x256xbf16>, tensor<?x256xbf16>"
+                             : "tensor<?x256xbf16>");
+  std::string returned = returnRope ? "%r" : (extraUse ? "%o, %z" : "%o");
+  std::string text =
+      "module attributes {strata.seed = 1 : i64, strata.init_std = 0.02 : "
+      "f64} {\n"
+      "func.func @prefill(%x: tensor<?x256xbf16>, %pos: tensor<?xi32>, "
+      "%c0: !strata.kv_cache<1, 2, 32, 16, bf16>, %seqs: !strata.seqs) -> (" +
+      results +
+      ") {\n"
+      "  %qkv = strata.add %x, %x : tensor<?x256xbf16>\n"
+      "  %h = strata.split_heads %qkv {num_heads = 8 : i64} : "
+      "tensor<?x256xbf16> -> tensor<?x8x32xbf16>\n"
+      "  %r, %c1 = strata.rope_kv_write packed %h, %pos, %c0, %seqs "
+      "pairing neox scaling none {layer = 0 : i64, num_kv_heads = 2 : i64, "
+      "num_q_heads = 4 : i64, rotary_dim = 32 : i64, theta = 1.0e+04 : f64} "
+      ": tensor<?x8x32xbf16>, tensor<?xi32>, !strata.kv_cache<1, 2, 32, 16, "
+      "bf16> -> tensor<?x8x32xbf16>, !strata.kv_cache<1, 2, 32, 16, bf16>\n" +
+      std::string(returnRope
+                      ? ""
+                      : "  %m = strata.merge_heads %r : tensor<?x8x32xbf16> "
+                        "-> tensor<?x256xbf16>\n"
+                        "  %o = strata.add %m, %m : tensor<?x256xbf16>\n") +
+      std::string(extraUse ? "  %z = strata.add %qkv, %qkv : "
+                             "tensor<?x256xbf16>\n"
+                           : "") +
+      "  return " +
+      returned + " : " + results +
+      "\n}\n}\n";
+  mlir::MLIRContext context;
+  mlir::DialectRegistry registry;
+  strata::registerStrataDialect(registry);
+  registry.insert<mlir::func::FuncDialect>();
+  context.appendDialectRegistry(registry);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  REQUIRE(module);
+  strata::PlanLoweringOptions options;
+  options.maxTokens = 64;
+  options.maxBatch = 2;
+  auto plan = strata::lowerToPlan(*module, options);
+  REQUIRE(mlir::succeeded(plan));
+  return *plan;
+}
+
+/// The rope launch's output buffer of the plan's one program.
+const strata::plan::Buffer &ropeOutput(const strata::plan::Plan &plan) {
+  const strata::plan::Program &p = plan.programs[0];
+  for (const strata::plan::Launch &l : p.launches)
+    if (l.kernel == "rope_kv_write")
+      return p.buffers[l.outputs[0]];
+  FAIL("no rope_kv_write launch");
+  return p.buffers[0];
+}
+
+} // namespace
+
+TEST_CASE("a packed rope writes over its input only when nothing else reads "
+          "it") {
+  strata::plan::Plan alone = lowerPackedRope(false);
+  const strata::plan::Program &p = alone.programs[0];
+  const strata::plan::Buffer &out = ropeOutput(alone);
+  REQUIRE(out.viewOf >= 0);
+  CHECK(p.buffers[out.viewOf].name.rfind("add.", 0) == 0);
+  CHECK(out.arenaOffset == p.buffers[out.viewOf].arenaOffset);
+  CHECK(strata::plan::validatePlan(alone).empty());
+  CHECK(strata::sched::checkProgram(p, alone.limits).empty());
+
+  // Read by another launch as well: rotating in place would change what
+  // that launch reads.
+  strata::plan::Plan shared = lowerPackedRope(true);
+  CHECK(ropeOutput(shared).viewOf == -1);
+  CHECK(strata::plan::validatePlan(shared).empty());
+
+  // A returned rope output keeps storage of its own (outputs live outside
+  // the arena), and the function still lowers.
+  strata::plan::Plan returnedPlan = lowerPackedRope(false, true);
+  CHECK(ropeOutput(returnedPlan).viewOf == -1);
+  CHECK(strata::plan::validatePlan(returnedPlan).empty());
 }
