@@ -12,36 +12,32 @@ std::string describe(const std::string &what, size_t bytes) {
 
 } // namespace
 
-kernels::Status DeviceBuffer::allocate(size_t bytes, const std::string &what) {
+template <MemoryKind Kind>
+kernels::Status OwnedBuffer<Kind>::allocate(size_t bytes,
+                                            const std::string &what) {
   reset();
   bytes = bytes ? bytes : 1;
-  STRATA_CUDA_RETURN_IF_ERROR(cudaMalloc(&ptr_, bytes),
+  STRATA_CUDA_RETURN_IF_ERROR(Kind == MemoryKind::Device
+                                  ? cudaMalloc(&ptr_, bytes)
+                                  : cudaHostAlloc(&ptr_, bytes,
+                                                  cudaHostAllocDefault),
                               describe(what, bytes).c_str());
   bytes_ = bytes;
   return kernels::Status::success();
 }
 
-void DeviceBuffer::reset() {
-  if (ptr_)
-    cudaFree(ptr_);
+template <MemoryKind Kind> void OwnedBuffer<Kind>::reset() {
+  if (ptr_) {
+    if (Kind == MemoryKind::Device)
+      cudaFree(ptr_);
+    else
+      cudaFreeHost(ptr_);
+  }
   ptr_ = nullptr;
   bytes_ = 0;
 }
 
-kernels::Status PinnedBuffer::allocate(size_t bytes, const std::string &what) {
-  reset();
-  bytes = bytes ? bytes : 1;
-  STRATA_CUDA_RETURN_IF_ERROR(cudaHostAlloc(&ptr_, bytes, cudaHostAllocDefault),
-                              describe(what, bytes).c_str());
-  bytes_ = bytes;
-  return kernels::Status::success();
-}
-
-void PinnedBuffer::reset() {
-  if (ptr_)
-    cudaFreeHost(ptr_);
-  ptr_ = nullptr;
-  bytes_ = 0;
-}
+template class OwnedBuffer<MemoryKind::Device>;
+template class OwnedBuffer<MemoryKind::Pinned>;
 
 } // namespace strata

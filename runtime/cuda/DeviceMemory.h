@@ -16,18 +16,24 @@ namespace strata {
 /// (what cudaMalloc guarantees, and what vectorised kernels need).
 inline uint64_t deviceAlign(uint64_t bytes) { return (bytes + 255) / 256 * 256; }
 
-/// cudaMalloc'ed bytes, freed on destruction; empty when never allocated.
-class DeviceBuffer {
+/// Where an OwnedBuffer's bytes live.
+enum class MemoryKind {
+  Device, ///< cudaMalloc
+  Pinned, ///< page-locked host memory (asynchronous copies need it)
+};
+
+/// Bytes of one kind, freed on destruction; empty when never allocated.
+template <MemoryKind Kind> class OwnedBuffer {
 public:
-  DeviceBuffer() = default;
-  ~DeviceBuffer() { reset(); }
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-  DeviceBuffer(DeviceBuffer &&o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
+  OwnedBuffer() = default;
+  ~OwnedBuffer() { reset(); }
+  OwnedBuffer(const OwnedBuffer &) = delete;
+  OwnedBuffer &operator=(const OwnedBuffer &) = delete;
+  OwnedBuffer(OwnedBuffer &&o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
     o.ptr_ = nullptr;
     o.bytes_ = 0;
   }
-  DeviceBuffer &operator=(DeviceBuffer &&o) noexcept {
+  OwnedBuffer &operator=(OwnedBuffer &&o) noexcept {
     if (this != &o) {
       reset();
       ptr_ = o.ptr_;
@@ -52,25 +58,8 @@ private:
   size_t bytes_ = 0;
 };
 
-/// Page-locked host bytes (asynchronous copies need them).
-class PinnedBuffer {
-public:
-  PinnedBuffer() = default;
-  ~PinnedBuffer() { reset(); }
-  PinnedBuffer(const PinnedBuffer &) = delete;
-  PinnedBuffer &operator=(const PinnedBuffer &) = delete;
-
-  kernels::Status allocate(size_t bytes, const std::string &what);
-  void reset();
-
-  void *get() const { return ptr_; }
-  template <typename T> T *as() const { return static_cast<T *>(ptr_); }
-  size_t bytes() const { return bytes_; }
-
-private:
-  void *ptr_ = nullptr;
-  size_t bytes_ = 0;
-};
+using DeviceBuffer = OwnedBuffer<MemoryKind::Device>;
+using PinnedBuffer = OwnedBuffer<MemoryKind::Pinned>;
 
 } // namespace strata
 
