@@ -1,6 +1,7 @@
 // Entry checks, split count and workspace layout of the attention
 // launchers (no kernel here).
 #include "kernels/attention/AttentionLaunch.cuh"
+#include "kernels/common/DeviceLimits.h"
 
 #include <string>
 
@@ -18,16 +19,11 @@ bool aligned16(const void *p) {
   return (reinterpret_cast<uintptr_t>(p) & 15) == 0;
 }
 
+/// The split count only shapes the grid: when the device cannot be queried
+/// (the launch then fails with CUDA's own error) it plans for 132 SMs.
 int smCount() {
-  static int count = [] {
-    int dev = 0, n = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) !=
-            cudaSuccess)
-      n = 132;
-    return n;
-  }();
-  return count;
+  DeviceLimits d;
+  return currentDeviceLimits(d) ? d.sms : 132;
 }
 
 size_t alignUp(size_t x) { return (x + 255) / 256 * 256; }

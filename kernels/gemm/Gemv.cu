@@ -37,12 +37,12 @@
 #include "kernels/gemm/Gemm.h"
 
 #include "kernels/common/CudaCheck.h"
+#include "kernels/common/DeviceLimits.h"
 #include "kernels/common/Pdl.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <mutex>
 #include <string>
 
 namespace strata::kernels {
@@ -270,39 +270,6 @@ __global__ void __launch_bounds__(kThreads) gemvKernel(GemvParams p) {
   }
 }
 
-struct DeviceShape {
-  int sms = 0;
-  int smemPerSm = 0;    // bytes of shared memory per SM
-  int smemPerBlock = 0; // opt-in maximum per block
-};
-
-Status deviceShape(DeviceShape &out) {
-  static std::mutex mutex;
-  static DeviceShape cached[64];
-  int dev = 0;
-  STRATA_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev), "gemm(gemv): device");
-  std::lock_guard<std::mutex> lock(mutex);
-  if (dev < 0 || dev >= 64)
-    return Status::error("gemm(gemv): device ordinal out of range");
-  DeviceShape &d = cached[dev];
-  if (d.sms == 0) {
-    STRATA_CUDA_RETURN_IF_ERROR(
-        cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev),
-        "gemm(gemv): SM count");
-    STRATA_CUDA_RETURN_IF_ERROR(
-        cudaDeviceGetAttribute(&d.smemPerSm,
-                               cudaDevAttrMaxSharedMemoryPerMultiprocessor,
-                               dev),
-        "gemm(gemv): shared memory per SM");
-    STRATA_CUDA_RETURN_IF_ERROR(
-        cudaDeviceGetAttribute(&d.smemPerBlock,
-                               cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
-        "gemm(gemv): shared memory per block");
-  }
-  out = d;
-  return Status::success();
-}
-
 template <typename T, int kRowTiles, int kStages>
 Status launchRing(const GemvParams &p, unsigned blocks, size_t smem,
                   cudaStream_t stream) {
@@ -320,8 +287,8 @@ Status launchRing(const GemvParams &p, unsigned blocks, size_t smem,
 
 template <typename T, int kRowTiles>
 Status launchRows(const GemvParams &p, cudaStream_t stream) {
-  DeviceShape dev;
-  if (Status s = deviceShape(dev); !s)
+  DeviceLimits dev;
+  if (Status s = currentDeviceLimits(dev); !s)
     return s;
   constexpr int kRows = 16 * kRowTiles;
   const unsigned blocks = unsigned((p.n + kRows - 1) / kRows);
@@ -333,7 +300,7 @@ Status launchRows(const GemvParams &p, cudaStream_t stream) {
   int stages = 4;
   if (perSm <= 4) {
     size_t budget = size_t(dev.smemPerSm) / perSm - staticBytes;
-    budget = std::min(budget, size_t(dev.smemPerBlock) - staticBytes);
+    budget = std::min(budget, size_t(dev.smemPerBlockOptin) - staticBytes);
     stages = budget >= 8 * perStage   ? 8
              : budget >= 6 * perStage ? 6
              : budget >= 4 * perStage ? 4
@@ -361,32 +328,33 @@ Status launchTyped(const GemvParams &p, cudaStream_t stream) {
 
 } // namespace
 
-bool gemvSupports(const GemmArgs &a) {
-  if (a.m < 1 || a.m > 16 || a.k % 8 != 0 || a.k / 8 > INT32_MAX / 4 ||
-      a.n > INT32_MAX)
-    return false;
+namespace {
+
+/// Why gemvLinear cannot take `a` (which checkGemmArgs accepted); empty
+/// when it can.
+std::string gemvRefusal(const GemmArgs &a) {
+  if (a.m < 1 || a.m > 16)
+    return "m must be in [1, 16], got " + std::to_string(a.m);
+  if (a.k % 8 != 0)
+    return "k must be a multiple of 8, got " + std::to_string(a.k);
+  if (a.k / 8 > INT32_MAX / 4 || a.n > INT32_MAX)
+    return "n or k too large for 32-bit indexing";
   for (const void *ptr :
        {a.x, a.w, a.bias, a.residual, static_cast<const void *>(a.y)})
     if (reinterpret_cast<uintptr_t>(ptr) & 15u)
-      return false;
-  return true;
+      return "operands must be 16-byte aligned";
+  return {};
 }
+
+} // namespace
+
+bool gemvSupports(const GemmArgs &a) { return gemvRefusal(a).empty(); }
 
 Status gemvLinear(const GemmArgs &a, cudaStream_t stream) {
   if (Status s = checkGemmArgs(a); !s)
     return s;
-  if (a.m < 1 || a.m > 16)
-    return Status::error("gemm(gemv): m must be in [1, 16], got " +
-                         std::to_string(a.m));
-  if (a.k % 8 != 0)
-    return Status::error("gemm(gemv): k must be a multiple of 8, got " +
-                         std::to_string(a.k));
-  if (a.k / 8 > INT32_MAX / 4 || a.n > INT32_MAX)
-    return Status::error("gemm(gemv): n or k too large for 32-bit indexing");
-  for (const void *ptr :
-       {a.x, a.w, a.bias, a.residual, static_cast<const void *>(a.y)})
-    if (reinterpret_cast<uintptr_t>(ptr) & 15u)
-      return Status::error("gemm(gemv): operands must be 16-byte aligned");
+  if (std::string why = gemvRefusal(a); !why.empty())
+    return Status::error("gemm(gemv): " + why);
   GemvParams p{static_cast<const uint4 *>(a.x),
                static_cast<const uint4 *>(a.w),
                a.bias,
