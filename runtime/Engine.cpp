@@ -80,8 +80,7 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
   cudaOptions.dependentLaunch = options.cudaDependentLaunch;
   cudaOptions.decodeGemv = options.cudaDecodeGemv;
   cudaOptions.weightsPath = options.weightsPath;
-  engine->backend_ =
-      createCudaBackend(engine->plan_, nullptr, cudaOptions, error);
+  engine->backend_ = createCudaBackend(engine->plan_, cudaOptions, error);
   if (!engine->backend_)
     return nullptr;
 #endif

@@ -10,6 +10,7 @@
 #include "runtime/LaunchAttrs.h"
 #include "runtime/LaunchTrace.h"
 #include "runtime/RandomWeights.h"
+#include "runtime/Weights.h"
 #include "runtime/cuda/CudaProgram.h"
 #include "runtime/cuda/DeviceMemory.h"
 
@@ -71,7 +72,7 @@ public:
 
   const char *name() const override { return "cuda"; }
 
-  bool init(const WeightStore *hostWeights, std::string &error);
+  bool init(std::string &error);
   bool reserve(int64_t numBlocks, int64_t numSlots, int64_t maxContext,
                std::string &error) override;
   bool step(const plan::Program &program, const StepInputs &in,
@@ -80,11 +81,11 @@ public:
             std::string &error) override;
 
 private:
-  /// A checkpoint that does not fit the plan (streamed from
-  /// options_.weightsPath) fails with `checkpointError` set to the loader's
-  /// message, which names the file; other failures are CUDA's.
-  Status uploadWeights(const WeightStore *hostWeights,
-                       std::string &checkpointError);
+  /// Streams options_.weightsPath, or draws random weights on the device.
+  /// A checkpoint that does not fit the plan fails with `checkpointError`
+  /// set to the loader's message, which names the file; other failures are
+  /// CUDA's.
+  Status uploadWeights(std::string &checkpointError);
   Status prepareRopeTables(int64_t rows);
   Status prepareAttentionWorkspace();
   Status stage(const StepInputs &in, const std::vector<StepSample> &samples,
@@ -149,7 +150,7 @@ void CudaBackend::dropGraphs() {
   seenEager_.clear();
 }
 
-bool CudaBackend::init(const WeightStore *hostWeights, std::string &error) {
+bool CudaBackend::init(std::string &error) {
   auto failed = [&](const Status &s) {
     error = "cuda: " + s.message();
     return false;
@@ -229,7 +230,7 @@ bool CudaBackend::init(const WeightStore *hostWeights, std::string &error) {
       return failed(s);
 
   std::string checkpointError;
-  if (Status s = uploadWeights(hostWeights, checkpointError); !s.ok()) {
+  if (Status s = uploadWeights(checkpointError); !s.ok()) {
     if (checkpointError.empty())
       return failed(s);
     error = checkpointError;
@@ -316,8 +317,7 @@ bool CudaBackend::init(const WeightStore *hostWeights, std::string &error) {
   return true;
 }
 
-Status CudaBackend::uploadWeights(const WeightStore *hostWeights,
-                                  std::string &checkpointError) {
+Status CudaBackend::uploadWeights(std::string &checkpointError) {
   // Only weights some launch reads take device memory: a fused plan also
   // lists the unpacked sources of its packed QKV and gate/up weights.
   const std::vector<bool> used = plan::weightsRead(plan_);
@@ -337,7 +337,7 @@ Status CudaBackend::uploadWeights(const WeightStore *hostWeights,
       dsts[i] = weights_.as<char>() + offsets[i];
     state_.weights.push_back(dsts[i]);
   }
-  if (!hostWeights && !options_.weightsPath.empty()) {
+  if (!options_.weightsPath.empty()) {
     // The same subset the device holds (ReadByLaunches is plan::weightsRead).
     if (!WeightStore::streamSafetensors(
             plan_, options_.weightsPath, checkpointError,
@@ -362,18 +362,6 @@ Status CudaBackend::uploadWeights(const WeightStore *hostWeights,
     if (!used[i])
       continue;
     const uint64_t width = plan::byteWidth(w.dtype);
-    if (hostWeights) {
-      const std::vector<uint8_t> &bytes = hostWeights->bytes(int32_t(i));
-      if (bytes.size() != uint64_t(plan::numElements(w.shape)) * width)
-        return Status::error("weight '" + w.name + "' has " +
-                             std::to_string(bytes.size()) +
-                             " host bytes, the plan expects " +
-                             std::to_string(plan::numElements(w.shape) * width));
-      STRATA_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, bytes.data(), bytes.size(),
-                                             cudaMemcpyHostToDevice),
-                                  ("uploading weight " + w.name).c_str());
-      continue;
-    }
     if (w.dtype == plan::DType::I32)
       return Status::error("weight '" + w.name +
                            "' is int32; random weights are floating point");
@@ -812,11 +800,10 @@ bool CudaBackend::step(const plan::Program &program, const StepInputs &in,
 } // namespace
 
 std::unique_ptr<Backend> createCudaBackend(const plan::Plan &plan,
-                                           const WeightStore *hostWeights,
                                            const CudaBackendOptions &options,
                                            std::string &error) {
   auto backend = std::make_unique<CudaBackend>(plan, options);
-  if (!backend->init(hostWeights, error))
+  if (!backend->init(error))
     return nullptr;
   return backend;
 }

@@ -1,8 +1,9 @@
 // The CUDA backend: runs a plan's programs on one GPU.
 //
-//  - Weights are uploaded once (or, for random weights, drawn on the device
-//    with the host's counter-based formula, so they equal WeightStore::random
-//    bit for bit) and shared by every program.
+//  - Weights are streamed from the checkpoint once, one tensor at a time
+//    (or, for random weights, drawn on the device with the host's
+//    counter-based formula, so they equal WeightStore::random bit for bit),
+//    and shared by every program.
 //  - One device arena serves all programs (they never run concurrently),
 //    sized for the largest; outputs (logits) and step inputs (token ids,
 //    positions, sequence lengths, block tables, state slots, sampling
@@ -28,7 +29,6 @@
 #define STRATA_RUNTIME_CUDA_CUDABACKEND_H
 
 #include "runtime/Backend.h"
-#include "runtime/Weights.h"
 
 #include <memory>
 #include <string>
@@ -46,20 +46,18 @@ struct CudaBackendOptions {
   /// Linear layers of at most 16 tokens on the streaming GEMV instead of
   /// cuBLASLt (kernels/gemm/Gemm.h); off by default.
   bool decodeGemv = false;
-  /// With no host weights: a `.safetensors` file or index to stream the
-  /// weights from, one tensor at a time (converted on the host, uploaded,
-  /// dropped); empty draws random weights on the device.
+  /// A `.safetensors` file or index to stream the weights from, one tensor
+  /// at a time (converted on the host, uploaded, dropped); empty draws the
+  /// plan's random weights on the device.
   std::string weightsPath;
 };
 
-/// `hostWeights` null draws the plan's random weights on the device;
-/// otherwise they are uploaded (and may be freed after this returns).
+/// Weights come from options.weightsPath or are drawn on the device.
 /// `plan` must outlive the backend. Null with `error` set when the device
 /// is missing, the plan holds a launch this backend cannot run (the CUDA
 /// backend runs fused plans: `strata compile --emit=fused`) or memory runs
 /// out.
 std::unique_ptr<Backend> createCudaBackend(const plan::Plan &plan,
-                                           const WeightStore *hostWeights,
                                            const CudaBackendOptions &options,
                                            std::string &error);
 
