@@ -86,24 +86,6 @@ void check(const Status &s) {
   }
 }
 
-/// Times `body(set)` over `sets` rotating input sets and adds two rows:
-/// one launch between two events (launch latency included), and the time
-/// per call of back-to-back calls replayed from a CUDA graph (what the
-/// runtime sees between its kernels).
-void timeRotating(const BenchOptions &o, BenchReport &report, cudaStream_t s,
-                  int sets, BenchRow row,
-                  const std::function<void(int)> &body) {
-  BenchRow events = row;
-  events.us =
-      medianUs(s, sets, o.quick ? 10 : 100, [&](int i) { body(i % sets); });
-  events.note += " (events, one launch)";
-  report.add(events);
-  row.us = graphMedianUsPerCall(s, std::max(sets, 20), o.quick ? 5 : 30,
-                                [&](int i) { body(i % sets); });
-  row.note += " (graph, per call)";
-  report.add(row);
-}
-
 void benchMemoryBound(const BenchOptions &o, BenchReport &report,
                       cudaStream_t s, int64_t tokens) {
   const int64_t H = 4096, I = 14336, V = 128256;
@@ -117,13 +99,13 @@ void benchMemoryBound(const BenchOptions &o, BenchReport &report,
       out.push_back(std::make_unique<Bf16Buf>(tokens * H, i + 99));
     }
     Bf16Buf w(H, 7);
-    timeRotating(o, report, s, sets,
-                 {"rms_norm", tok + "4096 bf16", 2 * rowBytes + H * 2, 0,
-                  "copy", "target >= 80%"},
-                 [&](int i) {
-                   check(rmsNorm(ActDType::BF16, tokens, H, x[i]->p, w.p,
-                                 1e-5f, out[i]->p, s));
-                 });
+    addEventAndGraphRows(report, s, sets, o.iters(100), o.quick ? 5 : 30,
+                         {"rms_norm", tok + "4096 bf16", 2 * rowBytes + H * 2,
+                          0, "copy", "target >= 80%"},
+                         [&](int i) {
+                           check(rmsNorm(ActDType::BF16, tokens, H, x[i]->p,
+                                         w.p, 1e-5f, out[i]->p, s));
+                         });
   }
   if (o.wants("add_rms_norm")) {
     int sets = rotatingSets(4 * rowBytes);
@@ -135,14 +117,14 @@ void benchMemoryBound(const BenchOptions &o, BenchReport &report,
     }
     Bf16Buf w(H, 7);
     // sum written over the residual: the in-place form the runtime uses.
-    timeRotating(o, report, s, sets,
-                 {"add_rms_norm", tok + "4096 bf16 (sum in place)",
-                  4 * rowBytes + H * 2, 0, "copy", "target >= 80%"},
-                 [&](int i) {
-                   check(addRmsNorm(ActDType::BF16, tokens, H, x[i]->p,
-                                    res[i]->p, w.p, 1e-5f, 1.f, 1.f,
-                                    out[i]->p, res[i]->p, s));
-                 });
+    addEventAndGraphRows(report, s, sets, o.iters(100), o.quick ? 5 : 30,
+                         {"add_rms_norm", tok + "4096 bf16 (sum in place)",
+                          4 * rowBytes + H * 2, 0, "copy", "target >= 80%"},
+                         [&](int i) {
+                           check(addRmsNorm(ActDType::BF16, tokens, H, x[i]->p,
+                                            res[i]->p, w.p, 1e-5f, 1.f, 1.f,
+                                            out[i]->p, res[i]->p, s));
+                         });
   }
   if (o.wants("silu_mul")) {
     double bytes = 3.0 * tokens * I * 2;
@@ -152,13 +134,13 @@ void benchMemoryBound(const BenchOptions &o, BenchReport &report,
       gu.push_back(std::make_unique<Bf16Buf>(tokens * 2 * I, i, 4.f));
       out.push_back(std::make_unique<Bf16Buf>(tokens * I, i + 9));
     }
-    timeRotating(o, report, s, sets,
-                 {"silu_mul (fused gate_up)", tok + "14336 bf16", bytes, 0,
-                  "copy", "target >= 80%"},
-                 [&](int i) {
-                   check(siluMulFused(ActDType::BF16, tokens, I, gu[i]->p,
-                                      out[i]->p, s));
-                 });
+    addEventAndGraphRows(report, s, sets, o.iters(100), o.quick ? 5 : 30,
+                         {"silu_mul (fused gate_up)", tok + "14336 bf16", bytes,
+                          0, "copy", "target >= 80%"},
+                         [&](int i) {
+                           check(siluMulFused(ActDType::BF16, tokens, I,
+                                              gu[i]->p, out[i]->p, s));
+                         });
   }
   if (o.wants("embedding")) {
     int sets = rotatingSets(2 * rowBytes);
@@ -169,13 +151,14 @@ void benchMemoryBound(const BenchOptions &o, BenchReport &report,
       ids.push_back(std::make_unique<Buf<int32_t>>(tokens, 0, float(V - i)));
       out.push_back(std::make_unique<Bf16Buf>(tokens * H, i));
     }
-    timeRotating(o, report, s, sets,
-                 {"embedding", tok + "4096 bf16 (vocab 128256)",
-                  2 * rowBytes + tokens * 4.0, 0, "copy", "target >= 80%"},
-                 [&](int i) {
-                   check(embedding(ActDType::BF16, tokens, V, H, ids[i]->p,
-                                   table.p, out[i]->p, s));
-                 });
+    addEventAndGraphRows(report, s, sets, o.iters(100), o.quick ? 5 : 30,
+                         {"embedding", tok + "4096 bf16 (vocab 128256)",
+                          2 * rowBytes + tokens * 4.0, 0, "copy",
+                          "target >= 80%"},
+                         [&](int i) {
+                           check(embedding(ActDType::BF16, tokens, V, H,
+                                           ids[i]->p, table.p, out[i]->p, s));
+                         });
   }
 }
 

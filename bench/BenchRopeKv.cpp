@@ -210,15 +210,10 @@ void runShape(const Shape &s, bool decode, const BenchOptions &options,
     row.note = "single launch between events (includes launch latency)";
     report.add(row);
   } else {
-    row.us = medianUs(stream, 10, options.iters(300), run);
-    row.note = "target >= 3.2 TB/s; " + std::to_string(sets) +
-               " rotating input sets; one launch between events";
-    report.add(row);
-    row.us = graphMedianUsPerCall(stream, std::max(sets, 20),
-                                  options.iters(30), run);
-    row.note = "target >= 3.2 TB/s; " + std::to_string(sets) +
-               " rotating input sets; CUDA graph, per call";
-    report.add(row);
+    row.note =
+        "target >= 3.2 TB/s; " + std::to_string(sets) + " rotating input sets";
+    addEventAndGraphRows(report, stream, sets, options.iters(300),
+                         options.iters(30), row, run);
   }
   BENCH_CUDA(cudaStreamSynchronize(stream));
   BENCH_CUDA(cudaStreamDestroy(stream));

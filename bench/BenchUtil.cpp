@@ -112,6 +112,20 @@ double graphMedianUsPerCall(cudaStream_t stream, int perGraph, int iters,
   return us / perGraph;
 }
 
+void addEventAndGraphRows(BenchReport &report, cudaStream_t stream, int sets,
+                          int eventIters, int graphIters, BenchRow row,
+                          const std::function<void(int)> &run) {
+  auto rotated = [&](int i) { run(i % sets); };
+  BenchRow events = row;
+  events.us = medianUs(stream, sets, eventIters, rotated);
+  events.note += " (events, one launch)";
+  report.add(events);
+  row.us =
+      graphMedianUsPerCall(stream, std::max(sets, 20), graphIters, rotated);
+  row.note += " (graph, per call)";
+  report.add(row);
+}
+
 int rotatingSets(double bytesPerSet, double minBytes) {
   return std::max(2, int(std::ceil(minBytes / bytesPerSet)));
 }

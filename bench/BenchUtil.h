@@ -66,6 +66,17 @@ double medianUs(cudaStream_t stream, int warmup, int iters,
 double graphMedianUsPerCall(cudaStream_t stream, int perGraph, int iters,
                             const std::function<void(int)> &run);
 
+/// Adds `row` twice: timed as one launch between two events (median of
+/// `eventIters` after `sets` warm-up runs; launch latency included), and
+/// per call of back-to-back calls replayed from a CUDA graph (what a
+/// graph-replaying runtime sees between its kernels; max(sets, 20) calls
+/// per graph, median of `graphIters` replays). `run(set)` enqueues one call
+/// on input set `set` of `sets`; the notes get " (events, one launch)" and
+/// " (graph, per call)".
+void addEventAndGraphRows(BenchReport &report, cudaStream_t stream, int sets,
+                          int eventIters, int graphIters, BenchRow row,
+                          const std::function<void(int)> &run);
+
 /// Input sets needed so that rotating through them touches at least
 /// `minBytes` (default: about ten times the 50 MB L2), hence no set is still
 /// in L2 when it comes round again.
