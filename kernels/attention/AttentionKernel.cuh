@@ -9,7 +9,8 @@
 // Warps. A block is 4 warps; each warp owns 16 rows and a KW-key slice of
 // every shared-memory stage.
 //  - WM = 4, WN = 1 (prefill, extend, tree): 64 rows per block, the warps
-//    share each 64-key stage.
+//    share each KW-key stage (32 keys at headDim 128, so that with
+//    registers capped by MINB = 3 three blocks fit an SM; 64 at 64).
 //  - WM = 1, WN = 4 (decode): 16 rows per block, each warp takes its own
 //    KW keys of a 4*KW-key stage; the four partial softmax states are
 //    merged through shared memory at the end.
@@ -49,6 +50,7 @@ struct AttnParams {
   int64_t blockStride; // elements between paged blocks (resolved)
   int64_t capacity;    // contiguous layout only
   int32_t blockSize;
+  int32_t blockShift; // log2(blockSize) when a power of two, else -1
   int32_t maxBlocksPerSeq;
   int32_t paged;
   int32_t numQHeads;
@@ -125,6 +127,14 @@ template <int N> __device__ __forceinline__ void cpAsyncWait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+// One 8-byte global store (as a uint2 assignment it became two 4-byte
+// stores).
+__device__ __forceinline__ void store8(void *dst, uint2 v) {
+  asm volatile("st.global.v2.b32 [%0], {%1, %2};\n" ::"l"(dst), "r"(v.x),
+               "r"(v.y)
+               : "memory");
+}
+
 /// Byte offset of 16-byte chunk `ch` of row `row` in a swizzled tile whose
 /// rows are CH chunks long.
 template <int CH> __device__ __forceinline__ int swz(int row, int ch) {
@@ -134,8 +144,8 @@ template <int CH> __device__ __forceinline__ int swz(int row, int ch) {
 /// Grid: x = rowTile + rowTiles * split (row tiles of one split adjacent,
 /// so that they read the same keys while these are in L2), y = kv head,
 /// z = sequence.
-template <typename T, int D, int WM, int WN, int KW, int NST>
-__global__ void __launch_bounds__(kThreads)
+template <typename T, int D, int WM, int WN, int KW, int NST, int MINB>
+__global__ void __launch_bounds__(kThreads, MINB)
     attentionKernel(const AttnParams p) {
   pdlWait();
   pdlLaunchDependents();
@@ -170,9 +180,10 @@ __global__ void __launch_bounds__(kThreads)
   const bool tree = p.parentIds != nullptr;
   const int32_t *pos = p.positions ? p.positions + qBegin : nullptr;
 
-  // Key range of the item: causal rows end at their own slot; a window
-  // starts at the smallest query position - W + 1.
-  int32_t kvEnd = tree ? kvLen : min(kvLen, prefix + tokHi + 1);
+  // Key range of the item: causal rows end at their own slot, tree rows at
+  // their own slot too (a parent precedes its children, see Attention.h);
+  // a window starts at the smallest query position - W + 1.
+  int32_t kvEnd = min(kvLen, prefix + tokHi + 1);
   int32_t kvStart = 0;
   if (p.window > 0) {
     if (tid == 0)
@@ -243,57 +254,88 @@ __global__ void __launch_bounds__(kThreads)
   // stage at once), so no copy waits for a table lookup: issuing each
   // lookup right before its copies left a dependent L2 round trip in front
   // of every stage.
+  //
+  // A thread's key rows are KEYS_PER_PASS apart, a multiple of the 8-row
+  // swizzle period, so the shared-memory place of each of its chunks is the
+  // same in every key row and every stage up to a constant: computed once
+  // (sOff), it leaves one add per copy. Decode blocks walk only a few
+  // stages, and this address arithmetic had been a third of their
+  // instructions.
   constexpr int TPR = 4;
   constexpr int KEYS_PER_PASS = kThreads / TPR;
   constexpr int KEYS_PER_THREAD = SK / KEYS_PER_PASS;
+  constexpr int CPT = CH / TPR; // chunks per thread and key row
+  static_assert(KEYS_PER_PASS % 8 == 0, "rows of a thread share a swizzle");
+  const int keyInPass = tid / TPR;
+  uint32_t sOff[CPT];
+#pragma unroll
+  for (int m = 0; m < CPT; ++m)
+    sOff[m] = uint32_t(swz<CH>(keyInPass, tid % TPR + m * TPR));
+  const uint16_t *kSrc = p.k + (tid % TPR) * 8;
+  const uint16_t *vSrc =
+      (p.paged ? p.v : p.k + int64_t(p.numKvHeads) * p.capacity * D) +
+      (tid % TPR) * 8;
+  // Slot s of a paged sequence is row s % blockSize of its logical block
+  // s / blockSize; a power-of-two block size (the usual case) shifts.
+  auto splitSlot = [&](int32_t s, int32_t &logical, int32_t &inBlock) {
+    if (p.blockShift >= 0) {
+      logical = s >> p.blockShift;
+      inBlock = s & (p.blockSize - 1);
+    } else {
+      logical = s / p.blockSize;
+      inBlock = s - logical * p.blockSize;
+    }
+  };
+  const int64_t headRow = int64_t(kvHead) * p.blockSize;
+  const int64_t contigRow =
+      (b * 2 * p.numKvHeads + kvHead) * int64_t(p.capacity);
   using Lookup = int32_t[KEYS_PER_THREAD];
   // The raw block id (paged) of each of this thread's keys of a tile; the
   // offset is formed only when the copies are issued.
   auto lookupStage = [&](int tile, Lookup &blk) {
-    const int32_t t0 = ks + tile * SK;
+    const int32_t t0 = ks + tile * SK + keyInPass;
 #pragma unroll
     for (int j = 0; j < KEYS_PER_THREAD; ++j) {
-      int32_t s = t0 + tid / TPR + j * KEYS_PER_PASS;
-      int32_t logical = p.paged ? s / p.blockSize : 0;
-      blk[j] = s < ke && p.paged && logical < p.maxBlocksPerSeq
-                   ? __ldg(p.blockTables + b * p.maxBlocksPerSeq + logical)
-                   : -1;
+      int32_t s = t0 + j * KEYS_PER_PASS, logical, inBlock;
+      blk[j] = -1;
+      if (p.paged) {
+        splitSlot(s, logical, inBlock);
+        if (s < ke && logical < p.maxBlocksPerSeq)
+          blk[j] = __ldg(p.blockTables + b * p.maxBlocksPerSeq + logical);
+      }
     }
   };
-  // Row of the cache holding (slot s, kvHead), or -1 when the slot has no
-  // storage (it then reads as zeros).
+  // Element offset of the cache row holding (slot s, kvHead), or -1 when
+  // the slot has no storage (it then reads as zeros).
   auto rowOffset = [&](int32_t s, int32_t block) -> int64_t {
     if (s >= ke)
       return -1;
     if (p.paged) {
       if (block < 0 || block >= p.numBlocks)
         return -1;
-      int32_t logical = s / p.blockSize;
-      return block * p.blockStride +
-             (int64_t(kvHead) * p.blockSize + (s - logical * p.blockSize)) * D;
+      int32_t logical, inBlock;
+      splitSlot(s, logical, inBlock);
+      return block * p.blockStride + (headRow + inBlock) * D;
     }
     if (s >= p.capacity)
       return -1;
-    return ((b * 2 * p.numKvHeads + kvHead) * p.capacity + s) * D;
+    return (contigRow + s) * D;
   };
   auto loadStage = [&](int tile, int stage, const Lookup &blk) {
-    const int32_t t0 = ks + tile * SK;
+    const int32_t t0 = ks + tile * SK + keyInPass;
     const uint32_t kBase = smemBase + stage * STAGE_BYTES;
     const uint32_t vBase = kBase + SK * D * 2;
-    const int64_t vShift = p.paged ? 0 : int64_t(p.numKvHeads) * p.capacity * D;
-    const uint16_t *vPool = p.paged ? p.v : p.k;
 #pragma unroll
     for (int j = 0; j < KEYS_PER_THREAD; ++j) {
-      const int key = tid / TPR + j * KEYS_PER_PASS;
-      const int64_t off = rowOffset(t0 + key, blk[j]);
+      const int64_t off = rowOffset(t0 + j * KEYS_PER_PASS, blk[j]);
       const bool valid = off >= 0;
+      const uint16_t *kRow = valid ? kSrc + off : p.k;
+      const uint16_t *vRow = valid ? vSrc + off : p.k;
+      constexpr uint32_t ROW_BYTES = KEYS_PER_PASS * CH * 16;
 #pragma unroll
-      for (int m = 0; m < CH / TPR; ++m) {
-        const int ch = tid % TPR + m * TPR;
-        cpAsync16(kBase + swz<CH>(key, ch), valid ? p.k + off + ch * 8 : p.k,
-                  valid);
-        cpAsync16(vBase + swz<CH>(key, ch),
-                  valid ? vPool + vShift + off + ch * 8 : p.k, valid);
+      for (int m = 0; m < CPT; ++m) {
+        cpAsync16(kBase + j * ROW_BYTES + sOff[m], kRow + m * TPR * 8, valid);
+        cpAsync16(vBase + j * ROW_BYTES + sOff[m], vRow + m * TPR * 8, valid);
       }
     }
   };
@@ -315,6 +357,23 @@ __global__ void __launch_bounds__(kThreads)
   for (int j = 0; j < KEYS_PER_THREAD; ++j)
     next[j] = ahead[NST - 1][j];
   const int keyOff = WN > 1 ? KW * warp : 0; // this warp's keys in a stage
+  // ldmatrix addresses: a lane's row is the same in every 16-key step up to
+  // a constant, and of its chunk index only the low three bits meet the
+  // swizzle, so four offsets per operand cover every step (step i and i + 4
+  // are 128 bytes apart).
+  uint32_t kLd[4], vLd[4];
+  {
+    const int lm = lane >> 3, lr = lane & 7;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      kLd[i] = uint32_t(
+          ((keyOff + (lm >> 1) * 8 + lr) * CH + ((2 * i + (lm & 1)) ^ lr)) *
+          16);
+      vLd[i] = uint32_t(
+          ((keyOff + (lm & 1) * 8 + lr) * CH + ((2 * i + (lm >> 1)) ^ lr)) *
+          16);
+    }
+  }
   const int32_t *parents = tree ? p.parentIds + qBegin : nullptr;
 
   for (int it = 0; it < nTiles; ++it) {
@@ -339,10 +398,9 @@ __global__ void __launch_bounds__(kThreads)
       for (int kk = 0; kk < D / 16; ++kk) {
 #pragma unroll
         for (int nb = 0; nb < KW / 16; ++nb) {
-          int m = lane >> 3;
-          int key = keyOff + nb * 16 + (m >> 1) * 8 + (lane & 7);
           uint32_t bf[4];
-          ldmatrixX4(bf, kBase + swz<CH>(key, kk * 2 + (m & 1)));
+          ldmatrixX4(bf,
+                     kBase + kLd[kk % 4] + (kk / 4) * 128 + nb * 16 * CH * 16);
           Ops::mma(s[2 * nb], qf[kk], bf[0], bf[1]);
           Ops::mma(s[2 * nb + 1], qf[kk], bf[2], bf[3]);
         }
@@ -424,10 +482,9 @@ __global__ void __launch_bounds__(kThreads)
                          Ops::pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
 #pragma unroll
         for (int nd = 0; nd < D / 16; ++nd) {
-          int m = lane >> 3;
-          int key = keyOff + kk * 16 + (m & 1) * 8 + (lane & 7);
           uint32_t bf[4];
-          ldmatrixX4Trans(bf, vBase + swz<CH>(key, nd * 2 + (m >> 1)));
+          ldmatrixX4Trans(bf, vBase + vLd[nd % 4] + (nd / 4) * 128 +
+                                  kk * 16 * CH * 16);
           Ops::mma(o[2 * nd], a, bf[0], bf[1]);
           Ops::mma(o[2 * nd + 1], a, bf[2], bf[3]);
         }
@@ -453,6 +510,8 @@ __global__ void __launch_bounds__(kThreads)
       sM[warp * 16 + r] = mRow[h];
       sL[warp * 16 + r] = l;
     }
+    if (!rValid[h]) // rows past the item are never read back
+      continue;
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)
       *reinterpret_cast<float2 *>(sO + (warp * 16 + r) * OST + n * 8 +
@@ -468,8 +527,10 @@ __global__ void __launch_bounds__(kThreads)
       direct ? nullptr : p.partO + (item * p.numSplits + split) * ROWS * D;
   float *partLse =
       direct ? nullptr : p.partLse + (item * p.numSplits + split) * ROWS;
-  // Each thread finishes 4 consecutive elements of one row at a time.
-  for (int c = tid; c < ROWS * D / 4; c += kThreads) {
+  // Each thread finishes 4 consecutive elements of one row at a time, over
+  // the tile's real rows only (a decode tile of G = 4 heads fills 4 of 16).
+  const int validRows = min(ROWS, rowsTotal - row0);
+  for (int c = tid; c < validRows * D / 4; c += kThreads) {
     int r = c / (D / 4), d = (c % (D / 4)) * 4;
     float M = -INFINITY, L = 0.f;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -499,17 +560,15 @@ __global__ void __launch_bounds__(kThreads)
     acc.w *= inv;
     int32_t row = row0 + r;
     if (direct) {
-      if (row < rowsTotal) {
-        int32_t tok = row / G, g = row - tok * G;
-        uint16_t *dst =
-            p.out +
-            ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D + d;
-        uint2 v;
-        v.x = Ops::one(acc.x) | (uint32_t(Ops::one(acc.y)) << 16);
-        v.y = Ops::one(acc.z) | (uint32_t(Ops::one(acc.w)) << 16);
-        *reinterpret_cast<uint2 *>(dst) = v;
-      }
-    } else if (row < rowsTotal) { // the merge reads only real rows
+      int32_t tok = row / G, g = row - tok * G;
+      uint16_t *dst =
+          p.out + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D +
+          d;
+      uint2 v;
+      v.x = Ops::one(acc.x) | (uint32_t(Ops::one(acc.y)) << 16);
+      v.y = Ops::one(acc.z) | (uint32_t(Ops::one(acc.w)) << 16);
+      store8(dst, v);
+    } else {
       *reinterpret_cast<float4 *>(partO + r * D + d) = acc;
       if (d == 0)
         partLse[r] = L > 0.f ? M + log2f(L) : -INFINITY;
@@ -538,19 +597,16 @@ __global__ void __launch_bounds__(kThreads)
   // trip per MU splits rather than per split (at decode's 33 splits the
   // serial walk cost microseconds). Splits in order, as the plain loop.
   constexpr int MU = 8;
-  for (int c = tid; c < ROWS * D / 4; c += kThreads) {
+  for (int c = tid; c < validRows * D / 4; c += kThreads) {
     int r = c / (D / 4), d = (c % (D / 4)) * 4;
     int32_t row = row0 + r;
-    if (row >= rowsTotal)
-      continue;
     float M = -INFINITY;
     for (int sp0 = 0; sp0 < p.numSplits; sp0 += MU) {
       float lse[MU];
 #pragma unroll
       for (int u = 0; u < MU; ++u)
-        lse[u] = sp0 + u < p.numSplits
-                     ? __ldcg(allLse + (sp0 + u) * ROWS + r)
-                     : -INFINITY;
+        lse[u] = sp0 + u < p.numSplits ? __ldcg(allLse + (sp0 + u) * ROWS + r)
+                                       : -INFINITY;
 #pragma unroll
       for (int u = 0; u < MU; ++u)
         M = fmaxf(M, lse[u]);
@@ -590,7 +646,7 @@ __global__ void __launch_bounds__(kThreads)
     uint2 v;
     v.x = Ops::one(acc.x * inv) | (uint32_t(Ops::one(acc.y * inv)) << 16);
     v.y = Ops::one(acc.z * inv) | (uint32_t(Ops::one(acc.w * inv)) << 16);
-    *reinterpret_cast<uint2 *>(dst) = v;
+    store8(dst, v);
   }
 }
 

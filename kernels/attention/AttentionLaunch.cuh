@@ -17,7 +17,7 @@ namespace strata::kernels::attention_detail {
 
 /// Shape of a kernel configuration (see AttentionKernel.cuh).
 struct Config {
-  int wm, wn, kw, nst;
+  int wm, wn, kw, nst, minBlocks;
   int rows() const { return 16 * wm; }
   int stageKeys() const { return kw * wn; }
   size_t smemBytes(int headDim) const {
@@ -31,8 +31,8 @@ struct Config {
 /// headDim 64 decode affords a third stage in the same shared memory.
 inline Config configFor(AttentionKind kind, int headDim) {
   if (kind == AttentionKind::Decode)
-    return headDim == 64 ? Config{1, 4, 32, 3} : Config{1, 4, 16, 3};
-  return Config{4, 1, 64, 3};
+    return headDim == 64 ? Config{1, 4, 32, 3, 1} : Config{1, 4, 16, 3, 1};
+  return headDim == 64 ? Config{4, 1, 64, 3, 3} : Config{4, 1, 32, 3, 3};
 }
 
 /// Entry checks common to every launcher (dims, pointers, alignment, the
@@ -51,11 +51,11 @@ struct WorkspaceLayout {
 WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &dims,
                                 const AttentionLaunch &launch);
 
-template <typename T, int D, int WM, int WN, int KW, int NST>
+template <typename T, int D, int WM, int WN, int KW, int NST, int MINB>
 Status launchConfig(const char *name, AttentionKind kind,
                     const AttentionDims &dims, const AttentionTensors &t,
                     const AttentionLaunch &launch, cudaStream_t stream) {
-  const Config cfg{WM, WN, KW, NST};
+  const Config cfg{WM, WN, KW, NST, MINB};
   WorkspaceLayout ws = workspaceLayout(kind, dims, launch);
   if (dims.batch == 0 || ws.rowTiles == 0)
     return Status::success();
@@ -76,6 +76,10 @@ Status launchConfig(const char *name, AttentionKind kind,
                       : int64_t(dims.numKvHeads) * t.cache.blockSize * D;
   p.capacity = t.cache.capacity;
   p.blockSize = int32_t(std::max<int64_t>(t.cache.blockSize, 1));
+  p.blockShift = -1;
+  for (int shift = 0; shift < 31; ++shift)
+    if (int64_t(1) << shift == p.blockSize)
+      p.blockShift = shift;
   p.maxBlocksPerSeq = int32_t(t.cache.maxBlocksPerSeq);
   p.numQHeads = dims.numQHeads;
   p.numKvHeads = dims.numKvHeads;
@@ -91,7 +95,7 @@ Status launchConfig(const char *name, AttentionKind kind,
     p.partO = reinterpret_cast<float *>(base + ws.oOff);
   }
   const size_t smem = cfg.smemBytes(D);
-  auto kernel = attentionKernel<T, D, WM, WN, KW, NST>;
+  auto kernel = attentionKernel<T, D, WM, WN, KW, NST, MINB>;
   STRATA_CUDA_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            int(smem)),
@@ -103,7 +107,7 @@ Status launchConfig(const char *name, AttentionKind kind,
 }
 
 /// Dispatch over dtype and head dim for one configuration.
-template <int WM, int WN, int KW, int NST, int NST64, int KW64>
+template <int WM, int WN, int KW, int NST, int NST64, int KW64, int MINB>
 Status launchAny(const char *name, AttentionKind kind,
                  const AttentionDims &dims, const AttentionTensors &t,
                  const AttentionLaunch &launch, cudaStream_t stream) {
@@ -111,13 +115,13 @@ Status launchAny(const char *name, AttentionKind kind,
     return s;
   const bool bf16 = dims.dtype == ActDType::BF16;
   if (dims.headDim == 128)
-    return bf16 ? launchConfig<__nv_bfloat16, 128, WM, WN, KW, NST>(
+    return bf16 ? launchConfig<__nv_bfloat16, 128, WM, WN, KW, NST, MINB>(
                       name, kind, dims, t, launch, stream)
-                : launchConfig<__half, 128, WM, WN, KW, NST>(name, kind, dims,
-                                                             t, launch, stream);
-  return bf16 ? launchConfig<__nv_bfloat16, 64, WM, WN, KW64, NST64>(
+                : launchConfig<__half, 128, WM, WN, KW, NST, MINB>(
+                      name, kind, dims, t, launch, stream);
+  return bf16 ? launchConfig<__nv_bfloat16, 64, WM, WN, KW64, NST64, MINB>(
                     name, kind, dims, t, launch, stream)
-              : launchConfig<__half, 64, WM, WN, KW64, NST64>(
+              : launchConfig<__half, 64, WM, WN, KW64, NST64, MINB>(
                     name, kind, dims, t, launch, stream);
 }
 
