@@ -8,7 +8,7 @@ namespace strata::kernels {
 
 Status attentionDecode(const AttentionDims &dims, const AttentionTensors &t,
                        const AttentionLaunch &launch, cudaStream_t stream) {
-  return attention_detail::launchAny<1, 4, 16, 3, 3, 32, 1>(
+  return attention_detail::launchAny<1, 4, 16, 3, 3, 32, 1, false>(
       "attention_decode", AttentionKind::Decode, dims, t, launch, stream);
 }
 

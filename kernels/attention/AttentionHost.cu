@@ -101,8 +101,10 @@ WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &d,
   if (splits == 0) {
     // Enough blocks for one full wave; no split shorter than two stages.
     const size_t perSm = 227 * 1024;
-    const int blocksPerSm = int(std::max<size_t>(
+    int blocksPerSm = int(std::max<size_t>(
         1, std::min<size_t>(3, perSm / (cfg.smemBytes(d.headDim) + 1024))));
+    if (cfg.resident > 0)
+      blocksPerSm = std::min(blocksPerSm, cfg.resident);
     const int64_t target = int64_t(smCount()) * blocksPerSm;
     const int64_t byLength =
         std::max<int64_t>(1, launch.maxKvLen / (2 * cfg.stageKeys()));

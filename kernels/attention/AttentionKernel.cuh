@@ -1,30 +1,35 @@
 // The one attention kernel behind every launcher of Attention.h
-// (FlashAttention-2 structure on mma.sync m16n8k16, fp32 accumulation).
+// (FlashAttention-2 structure, fp32 accumulation): mma.sync m16n8k16 for
+// decode, warpgroup MMA (wgmma, sm_90a) for prefill, extend and tree.
 //
 // Rows. The q heads of one kv head are processed together: row r of a
 // work item is query token r / G, q head kvHead * G + r % G (G = group
 // size). K and V tiles are then loaded once for all G heads, which is what
 // makes GQA decode memory bound on the cache alone.
 //
-// Warps. A block is 4 warps; each warp owns 16 rows and a KW-key slice of
-// every shared-memory stage.
-//  - WM = 4, WN = 1 (prefill, extend, tree): 64 rows per block, the warps
-//    share each KW-key stage (32 keys at headDim 128, so that with
-//    registers capped by MINB = 3 three blocks fit an SM; 64 at 64).
+// Warps. Each warp owns 16 rows and a KW-key slice of every shared-memory
+// stage.
+//  - WM = 8, WN = 1, WG (prefill, extend, tree): 128 rows per block, two
+//    warpgroups of 64 rows sharing each 64-key stage. A K/V tile feeds 128
+//    rows: with 64 the tiles' traffic from L2 bounded the kernel. The
+//    scores of the next tile are computed by the tensor cores while the
+//    softmax of the current one runs (see the main loop).
 //  - WM = 1, WN = 4 (decode): 16 rows per block, each warp takes its own
 //    KW keys of a 4*KW-key stage; the four partial softmax states are
 //    merged through shared memory at the end.
 //
 // Stages. K and V tiles go global -> shared with cp.async (16 bytes per
-// thread, L1 bypassed), NST stages deep; rows are XOR-swizzled in 16-byte
-// chunks so that ldmatrix reads are conflict free. Keys outside the range
-// are zero-filled so that masked weights never multiply garbage.
+// thread, L1 bypassed), NST stages deep; 16-byte chunks are XOR-swizzled
+// by row so that ldmatrix reads are conflict free, and for wgmma the same
+// XOR in 128-byte rows is the descriptor's 128-byte swizzle. Keys outside
+// the range are zero-filled so that masked weights never multiply garbage.
 //
 // Split-KV. See Attention.h: partial (O / l, log2-sum-exp) per split in the
 // workspace; the last block of a work item merges.
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 
+#include "kernels/attention/Wgmma.cuh"
 #include "kernels/common/Pdl.cuh"
 
 #include <cuda_bf16.h>
@@ -33,8 +38,6 @@
 #include <cstdint>
 
 namespace strata::kernels::attention_detail {
-
-constexpr int kThreads = 128;
 
 struct AttnParams {
   const uint16_t *q;
@@ -144,9 +147,14 @@ template <int CH> __device__ __forceinline__ int swz(int row, int ch) {
 /// Grid: x = rowTile + rowTiles * split (row tiles of one split adjacent,
 /// so that they read the same keys while these are in L2), y = kv head,
 /// z = sequence.
-template <typename T, int D, int WM, int WN, int KW, int NST, int MINB>
-__global__ void __launch_bounds__(kThreads, MINB)
+template <typename T, int D, int WM, int WN, int KW, int NST, int MINB, bool WG>
+__global__ void __launch_bounds__(32 * WM * WN, MINB)
     attentionKernel(const AttnParams p) {
+  constexpr int NWARP = WM * WN;
+  constexpr int NT = 32 * NWARP; // threads
+  static_assert(!WG || (WM % 4 == 0 && WN == 1 && KW == 64),
+                "wgmma takes warpgroups of 64 rows sharing 64-key stages");
+  static_assert(16 * WM <= NT, "a block's tokens fit its threads");
   pdlWait();
   pdlLaunchDependents();
   using Ops = MmaOps<T>;
@@ -159,7 +167,9 @@ __global__ void __launch_bounds__(kThreads, MINB)
   __shared__ int32_t sInfo[4];
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int rowTile = blockIdx.x % p.rowTiles;
+  // Last row tiles first: under a causal mask they see the most keys, and
+  // started last they would run alone at the end of the grid.
+  const int rowTile = p.rowTiles - 1 - int(blockIdx.x % p.rowTiles);
   const int split = blockIdx.x / p.rowTiles;
   const int kvHead = blockIdx.y;
   const int64_t b = blockIdx.z;
@@ -246,8 +256,22 @@ __global__ void __launch_bounds__(kThreads, MINB)
     o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
   float mRow[2] = {-INFINITY, -INFINITY}, lRow[2] = {0.f, 0.f};
 
-  const uint32_t smemBase =
-      static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  uint32_t smemBase = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  if (WG) // swizzle atoms at 1024-byte boundaries (1 KB more is allocated)
+    smemBase = (smemBase + 1023) & ~1023u;
+  // Place of 16-byte chunk ch of key row `key` of a K or V tile. mma.sync:
+  // rows of D * 2 bytes, chunks XOR-swizzled by key & 7. wgmma: the tile is
+  // cut into 64-element column halves, each [SK rows][128 bytes] with the
+  // same XOR, which is the descriptor's 128-byte swizzle (8-row atoms of
+  // 1024 bytes).
+  constexpr uint32_t ROW_BYTES = WG ? 128 : CH * 16;
+  auto tileOffset = [](int key, int ch) -> uint32_t {
+    if constexpr (WG)
+      return uint32_t((ch / 8) * (SK * 128) + key * 128 +
+                      ((ch % 8) ^ (key & 7)) * 16);
+    else
+      return uint32_t(swz<CH>(key, ch));
+  };
   // Loader: TPR threads per key row, each moving CH / TPR chunks of K and
   // of V. A stage's block-table entries are read one stage before its
   // copies are issued (and the prologue reads those of every prefetched
@@ -262,15 +286,16 @@ __global__ void __launch_bounds__(kThreads, MINB)
   // stages, and this address arithmetic had been a third of their
   // instructions.
   constexpr int TPR = 4;
-  constexpr int KEYS_PER_PASS = kThreads / TPR;
+  constexpr int KEYS_PER_PASS = NT / TPR;
   constexpr int KEYS_PER_THREAD = SK / KEYS_PER_PASS;
   constexpr int CPT = CH / TPR; // chunks per thread and key row
   static_assert(KEYS_PER_PASS % 8 == 0, "rows of a thread share a swizzle");
+  static_assert(SK % KEYS_PER_PASS == 0, "a stage is whole passes");
   const int keyInPass = tid / TPR;
   uint32_t sOff[CPT];
 #pragma unroll
   for (int m = 0; m < CPT; ++m)
-    sOff[m] = uint32_t(swz<CH>(keyInPass, tid % TPR + m * TPR));
+    sOff[m] = tileOffset(keyInPass, tid % TPR + m * TPR);
   const uint16_t *kSrc = p.k + (tid % TPR) * 8;
   const uint16_t *vSrc =
       (p.paged ? p.v : p.k + int64_t(p.numKvHeads) * p.capacity * D) +
@@ -331,11 +356,11 @@ __global__ void __launch_bounds__(kThreads, MINB)
       const bool valid = off >= 0;
       const uint16_t *kRow = valid ? kSrc + off : p.k;
       const uint16_t *vRow = valid ? vSrc + off : p.k;
-      constexpr uint32_t ROW_BYTES = KEYS_PER_PASS * CH * 16;
+      constexpr uint32_t PASS_BYTES = KEYS_PER_PASS * ROW_BYTES;
 #pragma unroll
       for (int m = 0; m < CPT; ++m) {
-        cpAsync16(kBase + j * ROW_BYTES + sOff[m], kRow + m * TPR * 8, valid);
-        cpAsync16(vBase + j * ROW_BYTES + sOff[m], vRow + m * TPR * 8, valid);
+        cpAsync16(kBase + j * PASS_BYTES + sOff[m], kRow + m * TPR * 8, valid);
+        cpAsync16(vBase + j * PASS_BYTES + sOff[m], vRow + m * TPR * 8, valid);
       }
     }
   };
@@ -376,130 +401,217 @@ __global__ void __launch_bounds__(kThreads, MINB)
   }
   const int32_t *parents = tree ? p.parentIds + qBegin : nullptr;
 
-  for (int it = 0; it < nTiles; ++it) {
-    if (it + NST - 1 < nTiles)
-      loadStage(it + NST - 1, (it + NST - 1) % NST, next);
-    cpAsyncCommit();
-    if (it + NST < nTiles)
-      lookupStage(it + NST, next); // used by the next iteration's copies
-    cpAsyncWait<NST - 1>();
-    __syncthreads();
-    const uint32_t kBase = smemBase + (it % NST) * STAGE_BYTES;
-    const uint32_t vBase = kBase + SK * D * 2;
-    const int32_t tLo = ks + it * SK + keyOff; // slot of this warp's key 0
-
-    if (tLo < ke) {
-      // S = Q K^T over this warp's KW keys.
-      float s[KW / 8][4];
+  // Masks, online softmax and the rescale of O for the scores s of the KW
+  // keys from slot tLo on (s becomes P, unnormalised).
+  auto softmaxTile = [&](float(&s)[KW / 8][4], const int32_t tLo) {
+    // Mask only where some key of the slice may be invisible: past the
+    // range, among the new tokens, or older than a row's window.
+    const bool needMask = tLo + KW > ke ||
+                          (tree ? tLo + KW > prefix : tLo + KW > wMinSlot) ||
+                          (p.window > 0 && tLo <= wMaxPos - p.window) ||
+                          (pos && tLo + KW > prefix);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      uint64_t anc = 0; // tree: bit j = key tLo + j is an ancestor
+      if (needMask && tree && tLo + KW > prefix) {
+        for (int32_t a = rTok[h]; a >= 0 && prefix + a >= tLo;
+             a = __ldg(parents + a))
+          if (prefix + a < tLo + KW)
+            anc |= 1ull << (prefix + a - tLo);
+      }
 #pragma unroll
       for (int n = 0; n < KW / 8; ++n)
-        s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-#pragma unroll
-        for (int nb = 0; nb < KW / 16; ++nb) {
-          uint32_t bf[4];
-          ldmatrixX4(bf,
-                     kBase + kLd[kk % 4] + (kk / 4) * 128 + nb * 16 * CH * 16);
-          Ops::mma(s[2 * nb], qf[kk], bf[0], bf[1]);
-          Ops::mma(s[2 * nb + 1], qf[kk], bf[2], bf[3]);
-        }
-      }
-      // Mask only where some key of the slice may be invisible: past the
-      // range, among the new tokens, or older than a row's window.
-      const bool needMask = tLo + KW > ke ||
-                            (tree ? tLo + KW > prefix : tLo + KW > wMinSlot) ||
-                            (p.window > 0 && tLo <= wMaxPos - p.window) ||
-                            (pos && tLo + KW > prefix);
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        uint64_t anc = 0; // tree: bit j = key tLo + j is an ancestor
-        if (needMask && tree && tLo + KW > prefix) {
-          for (int32_t a = rTok[h]; a >= 0 && prefix + a >= tLo;
-               a = __ldg(parents + a))
-            if (prefix + a < tLo + KW)
-              anc |= 1ull << (prefix + a - tLo);
-        }
-#pragma unroll
-        for (int n = 0; n < KW / 8; ++n)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            float &x = s[n][2 * h + e];
-            x *= p.scaleLog2;
-            if (needMask) {
-              int j = n * 8 + (lane & 3) * 2 + e;
-              int32_t slot = tLo + j;
-              bool vis = slot < ke;
-              if (slot >= prefix)
-                vis = vis && (tree ? ((anc >> j) & 1) : slot <= rSlot[h]);
-              if (p.window > 0 && vis) {
-                int32_t kPos =
-                    slot >= prefix && pos ? __ldg(pos + (slot - prefix)) : slot;
-                vis = rPos[h] - kPos < p.window;
-              }
-              if (!vis)
-                x = -INFINITY;
+        for (int e = 0; e < 2; ++e) {
+          float &x = s[n][2 * h + e];
+          x *= p.scaleLog2;
+          if (needMask) {
+            int j = n * 8 + (lane & 3) * 2 + e;
+            int32_t slot = tLo + j;
+            bool vis = slot < ke;
+            if (slot >= prefix)
+              vis = vis && (tree ? ((anc >> j) & 1) : slot <= rSlot[h]);
+            if (p.window > 0 && vis) {
+              int32_t kPos =
+                  slot >= prefix && pos ? __ldg(pos + (slot - prefix)) : slot;
+              vis = rPos[h] - kPos < p.window;
             }
+            if (!vis)
+              x = -INFINITY;
           }
-      }
-      // Online softmax (base 2); a row that has seen nothing keeps m = -inf
-      // and uses 0 as its base so that no inf - inf appears.
-      float pScale[2];
+        }
+    }
+    // Online softmax (base 2); a row that has seen nothing keeps m = -inf
+    // and uses 0 as its base so that no inf - inf appears.
+    float pScale[2];
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float mx = mRow[h];
+    for (int h = 0; h < 2; ++h) {
+      float mx = mRow[h];
+#pragma unroll
+      for (int n = 0; n < KW / 8; ++n)
+        mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      float base = mx == -INFINITY ? 0.f : mx;
+      pScale[h] = exp2f(mRow[h] - base);
+      mRow[h] = mx;
+      float sum = 0.f;
+#pragma unroll
+      for (int n = 0; n < KW / 8; ++n) {
+        s[n][2 * h] = exp2f(s[n][2 * h] - base);
+        s[n][2 * h + 1] = exp2f(s[n][2 * h + 1] - base);
+        sum += s[n][2 * h] + s[n][2 * h + 1];
+      }
+      lRow[h] = lRow[h] * pScale[h] + sum;
+    }
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      o[n][0] *= pScale[0];
+      o[n][1] *= pScale[0];
+      o[n][2] *= pScale[1];
+      o[n][3] *= pScale[1];
+    }
+  };
+  // P as the A fragments of the PV product: the S accumulators of two key
+  // n-tiles are the A fragment of one 16-key step.
+  auto packP = [&](const float(&s)[KW / 8][4], uint32_t(&a)[KW / 16][4]) {
+#pragma unroll
+    for (int kk = 0; kk < KW / 16; ++kk) {
+      a[kk][0] = Ops::pack(s[2 * kk][0], s[2 * kk][1]);
+      a[kk][1] = Ops::pack(s[2 * kk][2], s[2 * kk][3]);
+      a[kk][2] = Ops::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+      a[kk][3] = Ops::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+    }
+  };
+
+  if constexpr (WG) {
+    // Warpgroups of 64 rows on wgmma, software-pipelined: the scores of
+    // tile it + 1 are computed by the tensor cores while the softmax of
+    // tile it runs. One barrier per tile: after it, every warpgroup has
+    // finished tile it - 1, whose stage the next copies overwrite.
+    static_assert(NST >= 3, "tile it + 1 is resident while it + 2 loads");
+    auto issueS = [&](float(&sd)[KW / 8][4], int tile) {
+      // B = K (key-major rows of d): one m64n64k16 per 16 of d, 32 bytes
+      // further into the swizzled 128-byte rows, the second 64 of d in
+      // the tile's second half.
+      const uint32_t kb = smemBase + (tile % NST) * STAGE_BYTES;
+      fenceAccumulators(sd);
+      wgmmaFence();
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)
+        Wgmma<T, KW, false>::run(
+            sd, qf[kk],
+            sw128Desc(kb + (kk / 4) * (SK * 128) + (kk % 4) * 32, 16, 1024),
+            kk > 0);
+      wgmmaCommit();
+    };
+    float sCur[KW / 8][4], sNext[KW / 8][4];
+    if (nTiles > 0) {
+      cpAsyncWait<NST - 2>();
+      fenceProxyAsyncShared();
+      __syncthreads();
+      issueS(sCur, 0);
+      wgmmaWaitAll();
+      fenceAccumulators(sCur);
+    }
+    for (int it = 0; it < nTiles; ++it) {
+      cpAsyncWait<NST - 3>(); // tile it + 1 has landed
+      fenceProxyAsyncShared();
+      __syncthreads();
+      if (it + NST - 1 < nTiles)
+        loadStage(it + NST - 1, (it + NST - 1) % NST, next);
+      cpAsyncCommit();
+      if (it + NST < nTiles)
+        lookupStage(it + NST, next);
+      const bool more = it + 1 < nTiles;
+      if (more)
+        issueS(sNext, it + 1);
+      softmaxTile(sCur, ks + it * SK);
+      uint32_t a[KW / 16][4];
+      packP(sCur, a);
+      // B = V, stored key-major (N = d contiguous): the transposed operand;
+      // 16 keys are 2048 bytes, the halves of d SK * 128 apart.
+      const uint32_t vb = smemBase + (it % NST) * STAGE_BYTES + SK * D * 2;
+      fenceAccumulators(o);
+      wgmmaFence();
+#pragma unroll
+      for (int kk = 0; kk < KW / 16; ++kk)
+        Wgmma<T, D, true>::run(
+            o, a[kk], sw128Desc(vb + kk * 16 * 128, SK * 128, 1024), 1);
+      wgmmaCommit();
+      wgmmaWaitAll();
+      fenceAccumulators(o);
+      // The A registers are read until the wait: keep them allocated.
+#pragma unroll
+      for (int kk = 0; kk < KW / 16; ++kk)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          asm volatile("" : "+r"(a[kk][j])::"memory");
+      if (more) {
+        fenceAccumulators(sNext);
 #pragma unroll
         for (int n = 0; n < KW / 8; ++n)
-          mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        float base = mx == -INFINITY ? 0.f : mx;
-        pScale[h] = exp2f(mRow[h] - base);
-        mRow[h] = mx;
-        float sum = 0.f;
 #pragma unroll
-        for (int n = 0; n < KW / 8; ++n) {
-          s[n][2 * h] = exp2f(s[n][2 * h] - base);
-          s[n][2 * h + 1] = exp2f(s[n][2 * h + 1] - base);
-          sum += s[n][2 * h] + s[n][2 * h + 1];
-        }
-        lRow[h] = lRow[h] * pScale[h] + sum;
-      }
-#pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        o[n][0] *= pScale[0];
-        o[n][1] *= pScale[0];
-        o[n][2] *= pScale[1];
-        o[n][3] *= pScale[1];
-      }
-      // O += P V: the S accumulators of two key n-tiles are the A fragment
-      // of one 16-key step.
-#pragma unroll
-      for (int kk = 0; kk < KW / 16; ++kk) {
-        uint32_t a[4] = {Ops::pack(s[2 * kk][0], s[2 * kk][1]),
-                         Ops::pack(s[2 * kk][2], s[2 * kk][3]),
-                         Ops::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                         Ops::pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-#pragma unroll
-        for (int nd = 0; nd < D / 16; ++nd) {
-          uint32_t bf[4];
-          ldmatrixX4Trans(bf, vBase + vLd[nd % 4] + (nd / 4) * 128 +
-                                  kk * 16 * CH * 16);
-          Ops::mma(o[2 * nd], a, bf[0], bf[1]);
-          Ops::mma(o[2 * nd + 1], a, bf[2], bf[3]);
-        }
+          for (int j = 0; j < 4; ++j)
+            sCur[n][j] = sNext[n][j];
       }
     }
-    __syncthreads();
+  } else {
+    for (int it = 0; it < nTiles; ++it) {
+      if (it + NST - 1 < nTiles)
+        loadStage(it + NST - 1, (it + NST - 1) % NST, next);
+      cpAsyncCommit();
+      if (it + NST < nTiles)
+        lookupStage(it + NST, next); // used by the next iteration's copies
+      cpAsyncWait<NST - 1>();
+      __syncthreads();
+      const uint32_t kBase = smemBase + (it % NST) * STAGE_BYTES;
+      const uint32_t vBase = kBase + SK * D * 2;
+      const int32_t tLo = ks + it * SK + keyOff; // slot of this warp's key 0
+
+      if (tLo < ke) {
+        // S = Q K^T over this warp's KW keys.
+        float s[KW / 8][4];
+#pragma unroll
+        for (int n = 0; n < KW / 8; ++n)
+          s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+          for (int nb = 0; nb < KW / 16; ++nb) {
+            uint32_t bf[4];
+            ldmatrixX4(bf, kBase + kLd[kk % 4] + (kk / 4) * 128 +
+                               nb * 16 * CH * 16);
+            Ops::mma(s[2 * nb], qf[kk], bf[0], bf[1]);
+            Ops::mma(s[2 * nb + 1], qf[kk], bf[2], bf[3]);
+          }
+        }
+        softmaxTile(s, tLo);
+        uint32_t a[KW / 16][4];
+        packP(s, a);
+#pragma unroll
+        for (int kk = 0; kk < KW / 16; ++kk) {
+#pragma unroll
+          for (int nd = 0; nd < D / 16; ++nd) {
+            uint32_t bf[4];
+            ldmatrixX4Trans(bf, vBase + vLd[nd % 4] + (nd / 4) * 128 +
+                                    kk * 16 * CH * 16);
+            Ops::mma(o[2 * nd], a[kk], bf[0], bf[1]);
+            Ops::mma(o[2 * nd + 1], a[kk], bf[2], bf[3]);
+          }
+        }
+      }
+      __syncthreads();
+    }
   }
   cpAsyncWait<0>();
   __syncthreads();
 
-  // Epilogue through shared memory: [4 warps][16 rows][OST] fp32 O plus m
+  // Epilogue through shared memory: [warps][16 rows][OST] fp32 O plus m
   // and l per row; then one pass writes out (or the split's partial).
   float *sO = reinterpret_cast<float *>(smem);
-  float *sM = sO + 4 * 16 * OST;
-  float *sL = sM + 4 * 16;
+  float *sM = sO + NWARP * 16 * OST;
+  float *sL = sM + NWARP * 16;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     float l = lRow[h];
@@ -530,12 +642,12 @@ __global__ void __launch_bounds__(kThreads, MINB)
   // Each thread finishes 4 consecutive elements of one row at a time, over
   // the tile's real rows only (a decode tile of G = 4 heads fills 4 of 16).
   const int validRows = min(ROWS, rowsTotal - row0);
-  for (int c = tid; c < validRows * D / 4; c += kThreads) {
+  for (int c = tid; c < validRows * D / 4; c += NT) {
     int r = c / (D / 4), d = (c % (D / 4)) * 4;
     float M = -INFINITY, L = 0.f;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-    // WN > 1: the four warps hold the same rows over different keys.
-    constexpr int NW = WN > 1 ? 4 : 1;
+    // WN > 1: WN warps hold the same rows over different keys.
+    constexpr int NW = WN;
 #pragma unroll
     for (int w = 0; w < NW; ++w) {
       int sr = WN > 1 ? w * 16 + r : r;
@@ -597,7 +709,7 @@ __global__ void __launch_bounds__(kThreads, MINB)
   // trip per MU splits rather than per split (at decode's 33 splits the
   // serial walk cost microseconds). Splits in order, as the plain loop.
   constexpr int MU = 8;
-  for (int c = tid; c < validRows * D / 4; c += kThreads) {
+  for (int c = tid; c < validRows * D / 4; c += NT) {
     int r = c / (D / 4), d = (c % (D / 4)) * 4;
     int32_t row = row0 + r;
     float M = -INFINITY;

@@ -18,11 +18,16 @@ namespace strata::kernels::attention_detail {
 /// Shape of a kernel configuration (see AttentionKernel.cuh).
 struct Config {
   int wm, wn, kw, nst, minBlocks;
+  bool wgmma = false;
+  int resident = 0; // blocks per SM, when registers (not shared memory) decide
+  int threads() const { return 32 * wm * wn; }
   int rows() const { return 16 * wm; }
   int stageKeys() const { return kw * wn; }
   size_t smemBytes(int headDim) const {
-    size_t stages = size_t(nst) * 2 * stageKeys() * headDim * 2;
-    size_t epilogue = (4 * 16 * size_t(headDim + 8) + 2 * 64) * 4;
+    size_t stages = size_t(nst) * 2 * stageKeys() * headDim * 2 +
+                    (wgmma ? 1024 : 0); // room to align the stages
+    size_t warps = size_t(wm) * wn;
+    size_t epilogue = (warps * 16 * size_t(headDim + 8) + 2 * warps * 16) * 4;
     return std::max(stages, epilogue);
   }
 };
@@ -32,7 +37,7 @@ struct Config {
 inline Config configFor(AttentionKind kind, int headDim) {
   if (kind == AttentionKind::Decode)
     return headDim == 64 ? Config{1, 4, 32, 3, 1} : Config{1, 4, 16, 3, 1};
-  return headDim == 64 ? Config{4, 1, 64, 3, 3} : Config{4, 1, 32, 3, 3};
+  return Config{8, 1, 64, 4, 1, true, 1};
 }
 
 /// Entry checks common to every launcher (dims, pointers, alignment, the
@@ -51,11 +56,12 @@ struct WorkspaceLayout {
 WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &dims,
                                 const AttentionLaunch &launch);
 
-template <typename T, int D, int WM, int WN, int KW, int NST, int MINB>
+template <typename T, int D, int WM, int WN, int KW, int NST, int MINB,
+          bool WG>
 Status launchConfig(const char *name, AttentionKind kind,
                     const AttentionDims &dims, const AttentionTensors &t,
                     const AttentionLaunch &launch, cudaStream_t stream) {
-  const Config cfg{WM, WN, KW, NST, MINB};
+  const Config cfg{WM, WN, KW, NST, MINB, WG};
   WorkspaceLayout ws = workspaceLayout(kind, dims, launch);
   if (dims.batch == 0 || ws.rowTiles == 0)
     return Status::success();
@@ -95,7 +101,7 @@ Status launchConfig(const char *name, AttentionKind kind,
     p.partO = reinterpret_cast<float *>(base + ws.oOff);
   }
   const size_t smem = cfg.smemBytes(D);
-  auto kernel = attentionKernel<T, D, WM, WN, KW, NST, MINB>;
+  auto kernel = attentionKernel<T, D, WM, WN, KW, NST, MINB, WG>;
   STRATA_CUDA_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            int(smem)),
@@ -103,11 +109,13 @@ Status launchConfig(const char *name, AttentionKind kind,
   dim3 grid(unsigned(ws.rowTiles * ws.splits), unsigned(dims.numKvHeads),
             unsigned(dims.batch));
   return cudaStatus(
-      launchDependent(kernel, grid, dim3(kThreads), smem, stream, p), name);
+      launchDependent(kernel, grid, dim3(cfg.threads()), smem, stream, p),
+      name);
 }
 
 /// Dispatch over dtype and head dim for one configuration.
-template <int WM, int WN, int KW, int NST, int NST64, int KW64, int MINB>
+template <int WM, int WN, int KW, int NST, int NST64, int KW64, int MINB,
+          bool WG>
 Status launchAny(const char *name, AttentionKind kind,
                  const AttentionDims &dims, const AttentionTensors &t,
                  const AttentionLaunch &launch, cudaStream_t stream) {
@@ -115,13 +123,13 @@ Status launchAny(const char *name, AttentionKind kind,
     return s;
   const bool bf16 = dims.dtype == ActDType::BF16;
   if (dims.headDim == 128)
-    return bf16 ? launchConfig<__nv_bfloat16, 128, WM, WN, KW, NST, MINB>(
+    return bf16 ? launchConfig<__nv_bfloat16, 128, WM, WN, KW, NST, MINB, WG>(
                       name, kind, dims, t, launch, stream)
-                : launchConfig<__half, 128, WM, WN, KW, NST, MINB>(
+                : launchConfig<__half, 128, WM, WN, KW, NST, MINB, WG>(
                       name, kind, dims, t, launch, stream);
-  return bf16 ? launchConfig<__nv_bfloat16, 64, WM, WN, KW64, NST64, MINB>(
+  return bf16 ? launchConfig<__nv_bfloat16, 64, WM, WN, KW64, NST64, MINB, WG>(
                     name, kind, dims, t, launch, stream)
-              : launchConfig<__half, 64, WM, WN, KW64, NST64, MINB>(
+              : launchConfig<__half, 64, WM, WN, KW64, NST64, MINB, WG>(
                     name, kind, dims, t, launch, stream);
 }
 
