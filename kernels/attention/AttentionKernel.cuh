@@ -138,6 +138,15 @@ __device__ __forceinline__ void store8(void *dst, uint2 v) {
                : "memory");
 }
 
+// 2^x on the MUFU unit with denormal results flushed to zero: exp2f adds
+// a range test and two multiplies per call to keep those denormals, and a
+// probability below 2^-126 of the row's maximum adds nothing to O.
+__device__ __forceinline__ float fastExp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 /// Byte offset of 16-byte chunk `ch` of row `row` in a swizzled tile whose
 /// rows are CH chunks long.
 template <int CH> __device__ __forceinline__ int swz(int row, int ch) {
@@ -410,22 +419,22 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
                           (tree ? tLo + KW > prefix : tLo + KW > wMinSlot) ||
                           (p.window > 0 && tLo <= wMaxPos - p.window) ||
                           (pos && tLo + KW > prefix);
+    // One test per tile, outside the element loops: most tiles need no
+    // mask, and their softmax is then free of branches.
+    if (needMask) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      uint64_t anc = 0; // tree: bit j = key tLo + j is an ancestor
-      if (needMask && tree && tLo + KW > prefix) {
-        for (int32_t a = rTok[h]; a >= 0 && prefix + a >= tLo;
-             a = __ldg(parents + a))
-          if (prefix + a < tLo + KW)
-            anc |= 1ull << (prefix + a - tLo);
-      }
+      for (int h = 0; h < 2; ++h) {
+        uint64_t anc = 0; // tree: bit j = key tLo + j is an ancestor
+        if (tree && tLo + KW > prefix) {
+          for (int32_t a = rTok[h]; a >= 0 && prefix + a >= tLo;
+               a = __ldg(parents + a))
+            if (prefix + a < tLo + KW)
+              anc |= 1ull << (prefix + a - tLo);
+        }
 #pragma unroll
-      for (int n = 0; n < KW / 8; ++n)
+        for (int n = 0; n < KW / 8; ++n)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float &x = s[n][2 * h + e];
-          x *= p.scaleLog2;
-          if (needMask) {
+          for (int e = 0; e < 2; ++e) {
             int j = n * 8 + (lane & 3) * 2 + e;
             int32_t slot = tLo + j;
             bool vis = slot < ke;
@@ -437,10 +446,15 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
               vis = rPos[h] - kPos < p.window;
             }
             if (!vis)
-              x = -INFINITY;
+              s[n][2 * h + e] = -INFINITY;
           }
-        }
+      }
     }
+#pragma unroll
+    for (int n = 0; n < KW / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        s[n][e] *= p.scaleLog2;
     // Online softmax (base 2); a row that has seen nothing keeps m = -inf
     // and uses 0 as its base so that no inf - inf appears.
     float pScale[2];
@@ -453,13 +467,13 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       float base = mx == -INFINITY ? 0.f : mx;
-      pScale[h] = exp2f(mRow[h] - base);
+      pScale[h] = fastExp2(mRow[h] - base);
       mRow[h] = mx;
       float sum = 0.f;
 #pragma unroll
       for (int n = 0; n < KW / 8; ++n) {
-        s[n][2 * h] = exp2f(s[n][2 * h] - base);
-        s[n][2 * h + 1] = exp2f(s[n][2 * h + 1] - base);
+        s[n][2 * h] = fastExp2(s[n][2 * h] - base);
+        s[n][2 * h + 1] = fastExp2(s[n][2 * h + 1] - base);
         sum += s[n][2 * h] + s[n][2 * h + 1];
       }
       lRow[h] = lRow[h] * pScale[h] + sum;
@@ -518,14 +532,15 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
       cpAsyncWait<NST - 3>(); // tile it + 1 has landed
       fenceProxyAsyncShared();
       __syncthreads();
+      // The tensor cores first, then the copies of tile it + NST - 1.
+      const bool more = it + 1 < nTiles;
+      if (more)
+        issueS(sNext, it + 1);
       if (it + NST - 1 < nTiles)
         loadStage(it + NST - 1, (it + NST - 1) % NST, next);
       cpAsyncCommit();
       if (it + NST < nTiles)
         lookupStage(it + NST, next);
-      const bool more = it + 1 < nTiles;
-      if (more)
-        issueS(sNext, it + 1);
       softmaxTile(sCur, ks + it * SK);
       uint32_t a[KW / 16][4];
       packP(sCur, a);
