@@ -556,12 +556,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
       wgmmaCommit();
       wgmmaWaitAll();
       fenceAccumulators(o);
-      // The A registers are read until the wait: keep them allocated.
-#pragma unroll
-      for (int kk = 0; kk < KW / 16; ++kk)
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-          asm volatile("" : "+r"(a[kk][j])::"memory");
+      fenceRegisters(a);
       if (more) {
         fenceAccumulators(sNext);
 #pragma unroll

@@ -61,7 +61,14 @@ template <typename T, int D, int WM, int WN, int KW, int NST, int MINB,
 Status launchConfig(const char *name, AttentionKind kind,
                     const AttentionDims &dims, const AttentionTensors &t,
                     const AttentionLaunch &launch, cudaStream_t stream) {
-  const Config cfg{WM, WN, KW, NST, MINB, WG};
+  // The workspace and the split count were planned from configFor: the
+  // instantiated kernel must be that configuration.
+  const Config cfg = configFor(kind, D);
+  if (cfg.wm != WM || cfg.wn != WN || cfg.kw != KW || cfg.nst != NST ||
+      cfg.minBlocks != MINB || cfg.wgmma != WG)
+    return Status::error(std::string(name) +
+                         ": internal error: the launched kernel is not the "
+                         "configuration the workspace was planned for");
   WorkspaceLayout ws = workspaceLayout(kind, dims, launch);
   if (dims.batch == 0 || ws.rowTiles == 0)
     return Status::success();

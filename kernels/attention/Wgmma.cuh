@@ -2,8 +2,8 @@
 // configuration: A from registers (the same per-warp fragment as
 // mma.sync m16n8k16), B from shared memory through a matrix descriptor,
 // fp32 accumulators in the mma.sync C layout repeated over N / 8 tiles.
-// The operand lists are spelled out because inline PTX needs literal
-// strings.
+// The operand lists are spelled out in two macros (N = 64 and 128)
+// because inline PTX needs literal strings.
 #ifndef STRATA_KERNELS_ATTENTION_WGMMA_CUH
 #define STRATA_KERNELS_ATTENTION_WGMMA_CUH
 
@@ -32,6 +32,16 @@ __device__ __forceinline__ void wgmmaCommit() {
 __device__ __forceinline__ void wgmmaWaitAll() {
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 }
+/// The A registers of a wgmma are read until its wait: this keeps them
+/// allocated (unchanged) up to that point.
+template <int N>
+__device__ __forceinline__ void fenceRegisters(uint32_t (&r)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      asm volatile("" : "+r"(r[i][j])::"memory");
+}
 /// cp.async writes shared memory through the generic proxy, wgmma reads it
 /// through the async proxy: each thread fences its copies before the
 /// barrier that publishes a stage.
@@ -50,173 +60,64 @@ __device__ __forceinline__ void fenceAccumulators(float (&d)[N][4]) {
       asm volatile("" : "+f"(d[i][j])::"memory");
 }
 
-__device__ __forceinline__ void wgmmaBf16N64K(float (&d)[8][4],
-                                              const uint32_t (&a)[4],
-                                              uint64_t desc, int accumulate) {
-  asm volatile("{\n.reg .pred p;\n"
-               "setp.ne.b32 p, %37, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-               "{"
-               "%0, %1, %2, %3, %4, %5, %6, %7, "
-               "%8, %9, %10, %11, %12, %13, %14, %15, "
-               "%16, %17, %18, %19, %20, %21, %22, %23, "
-               "%24, %25, %26, %27, %28, %29, %30, %31"
-               "}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
-               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-                 "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
-                 "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-                 "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
-                 "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc),
-                 "r"(accumulate));
-}
+// One function per (N, type, B major-ness): d (+)= A B over 16 of K.
+#define STRATA_WGMMA_ACC(i)                                                    \
+  "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])
+#define STRATA_WGMMA_AB "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
 
-__device__ __forceinline__ void wgmmaBf16N64T(float (&d)[8][4],
-                                              const uint32_t (&a)[4],
-                                              uint64_t desc, int accumulate) {
-  asm volatile("{\n.reg .pred p;\n"
-               "setp.ne.b32 p, %37, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-               "{"
-               "%0, %1, %2, %3, %4, %5, %6, %7, "
-               "%8, %9, %10, %11, %12, %13, %14, %15, "
-               "%16, %17, %18, %19, %20, %21, %22, %23, "
-               "%24, %25, %26, %27, %28, %29, %30, %31"
-               "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-                 "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
-                 "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-                 "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
-                 "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc),
-                 "r"(accumulate));
-}
+#define STRATA_WGMMA_N64(NAME, TY, TRANS_B)                                    \
+  __device__ __forceinline__ void NAME(float(&d)[8][4], const uint32_t(&a)[4], \
+                                       uint64_t desc, int accumulate) {        \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                  \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {"  \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, "                            \
+                 "%8, %9, %10, %11, %12, %13, %14, %15, "                      \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, "                    \
+                 "%24, %25, %26, %27, %28, %29, %30, %31"                      \
+                 "}, {%32, %33, %34, %35}, %36, p, 1, 1, " #TRANS_B ";\n}\n"   \
+                 : STRATA_WGMMA_ACC(0), STRATA_WGMMA_ACC(1),                   \
+                   STRATA_WGMMA_ACC(2), STRATA_WGMMA_ACC(3),                   \
+                   STRATA_WGMMA_ACC(4), STRATA_WGMMA_ACC(5),                   \
+                   STRATA_WGMMA_ACC(6), STRATA_WGMMA_ACC(7)                    \
+                 : STRATA_WGMMA_AB, "r"(accumulate));                          \
+  }
 
-__device__ __forceinline__ void wgmmaBf16N128T(float (&d)[16][4],
-                                               const uint32_t (&a)[4],
-                                               uint64_t desc, int accumulate) {
-  asm volatile("{\n.reg .pred p;\n"
-               "setp.ne.b32 p, %69, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-               "{"
-               "%0, %1, %2, %3, %4, %5, %6, %7, "
-               "%8, %9, %10, %11, %12, %13, %14, %15, "
-               "%16, %17, %18, %19, %20, %21, %22, %23, "
-               "%24, %25, %26, %27, %28, %29, %30, %31, "
-               "%32, %33, %34, %35, %36, %37, %38, %39, "
-               "%40, %41, %42, %43, %44, %45, %46, %47, "
-               "%48, %49, %50, %51, %52, %53, %54, %55, "
-               "%56, %57, %58, %59, %60, %61, %62, %63"
-               "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-                 "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
-                 "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-                 "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
-                 "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),
-                 "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
-                 "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),
-                 "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]),
-                 "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
-                 "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),
-                 "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
-                 "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
-                 "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc),
-                 "r"(accumulate));
-}
+#define STRATA_WGMMA_N128(NAME, TY, TRANS_B)                                   \
+  __device__ __forceinline__ void NAME(float(&d)[16][4],                       \
+                                       const uint32_t(&a)[4], uint64_t desc,   \
+                                       int accumulate) {                       \
+    asm volatile(                                                              \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                           \
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"          \
+        "%0, %1, %2, %3, %4, %5, %6, %7, "                                     \
+        "%8, %9, %10, %11, %12, %13, %14, %15, "                               \
+        "%16, %17, %18, %19, %20, %21, %22, %23, "                             \
+        "%24, %25, %26, %27, %28, %29, %30, %31, "                             \
+        "%32, %33, %34, %35, %36, %37, %38, %39, "                             \
+        "%40, %41, %42, %43, %44, %45, %46, %47, "                             \
+        "%48, %49, %50, %51, %52, %53, %54, %55, "                             \
+        "%56, %57, %58, %59, %60, %61, %62, %63"                               \
+        "}, {%64, %65, %66, %67}, %68, p, 1, 1, " #TRANS_B ";\n}\n"            \
+        : STRATA_WGMMA_ACC(0), STRATA_WGMMA_ACC(1), STRATA_WGMMA_ACC(2),       \
+          STRATA_WGMMA_ACC(3), STRATA_WGMMA_ACC(4), STRATA_WGMMA_ACC(5),       \
+          STRATA_WGMMA_ACC(6), STRATA_WGMMA_ACC(7), STRATA_WGMMA_ACC(8),       \
+          STRATA_WGMMA_ACC(9), STRATA_WGMMA_ACC(10), STRATA_WGMMA_ACC(11),     \
+          STRATA_WGMMA_ACC(12), STRATA_WGMMA_ACC(13), STRATA_WGMMA_ACC(14),    \
+          STRATA_WGMMA_ACC(15)                                                 \
+        : STRATA_WGMMA_AB, "r"(accumulate));                                   \
+  }
 
-__device__ __forceinline__ void wgmmaF16N64K(float (&d)[8][4],
-                                             const uint32_t (&a)[4],
-                                             uint64_t desc, int accumulate) {
-  asm volatile("{\n.reg .pred p;\n"
-               "setp.ne.b32 p, %37, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-               "{"
-               "%0, %1, %2, %3, %4, %5, %6, %7, "
-               "%8, %9, %10, %11, %12, %13, %14, %15, "
-               "%16, %17, %18, %19, %20, %21, %22, %23, "
-               "%24, %25, %26, %27, %28, %29, %30, %31"
-               "}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
-               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-                 "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
-                 "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-                 "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
-                 "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc),
-                 "r"(accumulate));
-}
+STRATA_WGMMA_N64(wgmmaBf16N64K, "bf16", 0)
+STRATA_WGMMA_N64(wgmmaBf16N64T, "bf16", 1)
+STRATA_WGMMA_N128(wgmmaBf16N128T, "bf16", 1)
+STRATA_WGMMA_N64(wgmmaF16N64K, "f16", 0)
+STRATA_WGMMA_N64(wgmmaF16N64T, "f16", 1)
+STRATA_WGMMA_N128(wgmmaF16N128T, "f16", 1)
 
-__device__ __forceinline__ void wgmmaF16N64T(float (&d)[8][4],
-                                             const uint32_t (&a)[4],
-                                             uint64_t desc, int accumulate) {
-  asm volatile("{\n.reg .pred p;\n"
-               "setp.ne.b32 p, %37, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-               "{"
-               "%0, %1, %2, %3, %4, %5, %6, %7, "
-               "%8, %9, %10, %11, %12, %13, %14, %15, "
-               "%16, %17, %18, %19, %20, %21, %22, %23, "
-               "%24, %25, %26, %27, %28, %29, %30, %31"
-               "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-                 "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
-                 "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-                 "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
-                 "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc),
-                 "r"(accumulate));
-}
-
-__device__ __forceinline__ void wgmmaF16N128T(float (&d)[16][4],
-                                              const uint32_t (&a)[4],
-                                              uint64_t desc, int accumulate) {
-  asm volatile("{\n.reg .pred p;\n"
-               "setp.ne.b32 p, %69, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-               "{"
-               "%0, %1, %2, %3, %4, %5, %6, %7, "
-               "%8, %9, %10, %11, %12, %13, %14, %15, "
-               "%16, %17, %18, %19, %20, %21, %22, %23, "
-               "%24, %25, %26, %27, %28, %29, %30, %31, "
-               "%32, %33, %34, %35, %36, %37, %38, %39, "
-               "%40, %41, %42, %43, %44, %45, %46, %47, "
-               "%48, %49, %50, %51, %52, %53, %54, %55, "
-               "%56, %57, %58, %59, %60, %61, %62, %63"
-               "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-                 "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
-                 "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-                 "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
-                 "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),
-                 "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
-                 "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),
-                 "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]),
-                 "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
-                 "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),
-                 "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
-                 "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
-                 "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc),
-                 "r"(accumulate));
-}
+#undef STRATA_WGMMA_N64
+#undef STRATA_WGMMA_N128
+#undef STRATA_WGMMA_AB
+#undef STRATA_WGMMA_ACC
 
 /// d (+)= A B for a 64 x N tile over 16 of K; TRANS_B: B is stored N-major.
 template <typename T, int N, bool TRANS_B> struct Wgmma;
