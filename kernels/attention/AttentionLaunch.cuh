@@ -17,8 +17,9 @@ namespace strata::kernels::attention_detail {
 
 /// Shape of a kernel configuration (see AttentionKernel.cuh).
 struct Config {
-  int wm, wn, kw, nst, minBlocks;
-  bool wgmma = false;
+  int wm, wn, kw, nst;
+  int minBlocks;      // __launch_bounds__ minimum blocks per SM
+  bool wgmma = false; // warpgroup MMA (sm_90a) instead of mma.sync
   int resident = 0; // blocks per SM, when registers (not shared memory) decide
   int threads() const { return 32 * wm * wn; }
   int rows() const { return 16 * wm; }
@@ -32,8 +33,9 @@ struct Config {
   }
 };
 
-/// Rows configuration for prefill/extend/tree; key-split warps for decode.
-/// headDim 64 decode affords a third stage in the same shared memory.
+/// Rows configuration on wgmma for prefill/extend/tree (one block of 256
+/// threads per SM, by registers); key-split warps for decode, where
+/// headDim 64 affords 32 keys per warp in the same shared memory.
 inline Config configFor(AttentionKind kind, int headDim) {
   if (kind == AttentionKind::Decode)
     return headDim == 64 ? Config{1, 4, 32, 3, 1} : Config{1, 4, 16, 3, 1};
@@ -56,8 +58,7 @@ struct WorkspaceLayout {
 WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &dims,
                                 const AttentionLaunch &launch);
 
-template <typename T, int D, int WM, int WN, int KW, int NST, int MINB,
-          bool WG>
+template <typename T, int D, int WM, int WN, int KW, int NST, int MINB, bool WG>
 Status launchConfig(const char *name, AttentionKind kind,
                     const AttentionDims &dims, const AttentionTensors &t,
                     const AttentionLaunch &launch, cudaStream_t stream) {
