@@ -509,7 +509,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
       // further into the swizzled 128-byte rows, the second 64 of d in
       // the tile's second half.
       const uint32_t kb = smemBase + (tile % NST) * STAGE_BYTES;
-      fenceAccumulators(sd);
+      fenceOperands(sd);
       wgmmaFence();
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk)
@@ -526,7 +526,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
       __syncthreads();
       issueS(sCur, 0);
       wgmmaWaitAll();
-      fenceAccumulators(sCur);
+      fenceOperands(sCur);
     }
     for (int it = 0; it < nTiles; ++it) {
       cpAsyncWait<NST - 3>(); // tile it + 1 has landed
@@ -547,7 +547,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
       // B = V, stored key-major (N = d contiguous): the transposed operand;
       // 16 keys are 2048 bytes, the halves of d SK * 128 apart.
       const uint32_t vb = smemBase + (it % NST) * STAGE_BYTES + SK * D * 2;
-      fenceAccumulators(o);
+      fenceOperands(o);
       wgmmaFence();
 #pragma unroll
       for (int kk = 0; kk < KW / 16; ++kk)
@@ -555,10 +555,10 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
             o, a[kk], sw128Desc(vb + kk * 16 * 128, SK * 128, 1024), 1);
       wgmmaCommit();
       wgmmaWaitAll();
-      fenceAccumulators(o);
-      fenceRegisters(a);
+      fenceOperands(o);
+      fenceOperands(a);
       if (more) {
-        fenceAccumulators(sNext);
+        fenceOperands(sNext);
 #pragma unroll
         for (int n = 0; n < KW / 8; ++n)
 #pragma unroll

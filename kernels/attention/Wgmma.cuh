@@ -11,6 +11,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace strata::kernels::attention_detail {
 
@@ -32,32 +33,28 @@ __device__ __forceinline__ void wgmmaCommit() {
 __device__ __forceinline__ void wgmmaWaitAll() {
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 }
-/// The A registers of a wgmma are read until its wait: this keeps them
-/// allocated (unchanged) up to that point.
-template <int N>
-__device__ __forceinline__ void fenceRegisters(uint32_t (&r)[N][4]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-      asm volatile("" : "+r"(r[i][j])::"memory");
-}
 /// cp.async writes shared memory through the generic proxy, wgmma reads it
 /// through the async proxy: each thread fences its copies before the
 /// barrier that publishes a stage.
 __device__ __forceinline__ void fenceProxyAsyncShared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
-/// Accumulators written by a wgmma are only defined after the wait; this
-/// pins every read of them below the wait (and every write above the next
-/// issue) in the compiler's schedule.
-template <int N>
-__device__ __forceinline__ void fenceAccumulators(float (&d)[N][4]) {
+/// Registers a wgmma uses are defined (accumulators) or must stay
+/// unchanged (A operands) only up to its wait: this pins every access to
+/// them on the right side of the wait and of the next issue in the
+/// compiler's schedule.
+template <typename E, int N>
+__device__ __forceinline__ void fenceOperands(E (&r)[N][4]) {
+  static_assert(sizeof(E) == 4, "32-bit registers");
 #pragma unroll
   for (int i = 0; i < N; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
-      asm volatile("" : "+f"(d[i][j])::"memory");
+    for (int j = 0; j < 4; ++j) {
+      if constexpr (std::is_same_v<E, float>)
+        asm volatile("" : "+f"(r[i][j])::"memory");
+      else
+        asm volatile("" : "+r"(r[i][j])::"memory");
+    }
 }
 
 // One function per (N, type, B major-ness): d (+)= A B over 16 of K.
