@@ -22,8 +22,8 @@
 //         beyond the capacity) reads as zeros; the reference rejects it.
 //  - headDim 64 or 128; numQHeads a multiple of numKvHeads (GQA: the q
 //         heads of one kv head are processed together, so K and V are read
-//         once per kv head); scale multiplies q.k; slidingWindow 0 or W (a
-//         query at position p sees keys at p - W + 1 .. p).
+//         once per kv head); scale (> 0) multiplies q.k; slidingWindow 0 or W
+//         (a query at position p sees keys at p - W + 1 .. p).
 //  - All pointers device memory, 16-byte aligned. Launches are
 //         asynchronous on `stream`, never synchronise, and are safe inside
 //         CUDA graph capture.

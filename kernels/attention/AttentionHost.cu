@@ -3,6 +3,7 @@
 #include "kernels/attention/AttentionLaunch.cuh"
 #include "kernels/common/DeviceLimits.h"
 
+#include <cmath>
 #include <string>
 
 namespace strata::kernels {
@@ -43,6 +44,10 @@ Status checkAttention(const char *name, AttentionKind kind,
     return fail(name, "numQHeads " + std::to_string(d.numQHeads) +
                           " must be a positive multiple of numKvHeads " +
                           std::to_string(d.numKvHeads));
+  // The kernel takes row maxima over unscaled scores (see softmaxTile).
+  if (!(d.scale > 0.f) || !std::isfinite(d.scale))
+    return fail(name, "scale must be a positive finite number, got " +
+                          std::to_string(d.scale));
   if (d.slidingWindow < 0)
     return fail(name, "slidingWindow must be >= 0, got " +
                           std::to_string(d.slidingWindow));

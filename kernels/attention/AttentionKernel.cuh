@@ -7,19 +7,22 @@
 // size). K and V tiles are then loaded once for all G heads, which is what
 // makes GQA decode memory bound on the cache alone.
 //
-// Warps. Each warp owns 16 rows and a KW-key slice of every shared-memory
-// stage.
+// Warps. Each compute warp owns 16 rows and a KW-key slice of every
+// shared-memory stage.
 //  - WM = 8, WN = 1, WG (prefill, extend, tree): 128 rows per block, two
-//    warpgroups of 64 rows sharing each 64-key stage. A K/V tile feeds 128
-//    rows: with 64 the tiles' traffic from L2 bounded the kernel. The
-//    scores of the next tile are computed by the tensor cores while the
-//    softmax of the current one runs (see the main loop).
+//    compute warpgroups of 64 rows sharing each 64-key stage, plus a
+//    producer warpgroup that only issues the copies (FlashAttention-3
+//    structure). A K/V tile feeds 128 rows: with 64 the tiles' traffic
+//    from L2 bounded the kernel. The compute warpgroups take turns at the
+//    tensor cores, so that one's softmax runs under the other's products
+//    (see the main loop).
 //  - WM = 1, WN = 4 (decode): 16 rows per block, each warp takes its own
 //    KW keys of a 4*KW-key stage; the four partial softmax states are
 //    merged through shared memory at the end.
 //
 // Stages. K and V tiles go global -> shared with cp.async (16 bytes per
-// thread, L1 bypassed), NST stages deep; 16-byte chunks are XOR-swizzled
+// thread, L1 bypassed), NST stages deep (wgmma: handed between producer
+// and compute warps by mbarriers); 16-byte chunks are XOR-swizzled
 // by row so that ldmatrix reads are conflict free, and for wgmma the same
 // XOR in 128-byte rows is the descriptor's 128-byte swizzle. Keys outside
 // the range are zero-filled so that masked weights never multiply garbage.
@@ -29,6 +32,7 @@
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 
+#include "kernels/attention/Barriers.cuh"
 #include "kernels/attention/Wgmma.cuh"
 #include "kernels/common/Pdl.cuh"
 
@@ -157,13 +161,23 @@ template <int CH> __device__ __forceinline__ int swz(int row, int ch) {
 /// so that they read the same keys while these are in L2), y = kv head,
 /// z = sequence.
 template <typename T, int D, int WM, int WN, int KW, int NST, int MINB, bool WG>
-__global__ void __launch_bounds__(32 * WM * WN, MINB)
+__global__ void __launch_bounds__(32 * WM * WN + (WG ? 128 : 0), MINB)
     attentionKernel(const AttnParams p) {
-  constexpr int NWARP = WM * WN;
-  constexpr int NT = 32 * NWARP; // threads
-  static_assert(!WG || (WM % 4 == 0 && WN == 1 && KW == 64),
-                "wgmma takes warpgroups of 64 rows sharing 64-key stages");
+  constexpr int NWARP = WM * WN;    // compute warps
+  constexpr int NTC = 32 * NWARP;   // compute threads
+  constexpr int NTP = WG ? 128 : 0; // producer warpgroup (wgmma path)
+  constexpr int NT = NTC + NTP;
+  static_assert(!WG || (WM == 8 && WN == 1 && KW == 64),
+                "wgmma takes two warpgroups of 64 rows sharing 64-key "
+                "stages (the turns and the register split assume two)");
   static_assert(16 * WM <= NT, "a block's tokens fit its threads");
+  // Register split of the wgmma path (setmaxnreg): the block starts with
+  // 65536 / NT registers per thread (rounded down to 8); the producer keeps
+  // what address arithmetic needs and the compute warps take the rest.
+  constexpr int kProducerRegs = 40, kComputeRegs = 232;
+  static_assert(!WG || NTP * kProducerRegs + NTC * kComputeRegs <=
+                           (65536 / NT) / 8 * 8 * NT,
+                "the register split fits the block's registers");
   pdlWait();
   pdlLaunchDependents();
   using Ops = MmaOps<T>;
@@ -175,7 +189,11 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int32_t sInfo[4];
 
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  // wgmma path: threads [0, NTP) load, the rest compute; ctid and warp
+  // number the compute threads and warps from 0.
+  const int tid = threadIdx.x, lane = tid & 31;
+  const bool producer = tid < NTP;
+  const int ctid = producer ? 0 : tid - NTP, warp = ctid >> 5;
   // Last row tiles first: under a causal mask they see the most keys, and
   // started last they would run alone at the end of the grid.
   const int rowTile = p.rowTiles - 1 - int(blockIdx.x % p.rowTiles);
@@ -223,48 +241,6 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
   const int32_t ks = min(kvStart + split * chunk, kvEnd);
   const int32_t ke = min(ks + chunk, kvEnd);
 
-  // Q fragments (A operand) of this warp's 16 rows; rows past the item
-  // are zero.
-  const int32_t wRow = row0 + (WM > 1 ? 16 * warp : 0);
-  int32_t rTok[2], rSlot[2], rPos[2];
-  bool rValid[2];
-  uint32_t qf[D / 16][4];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    int32_t row = wRow + (lane >> 2) + 8 * h;
-    rValid[h] = row < rowsTotal && row < row0 + ROWS;
-    int32_t tok = rValid[h] ? row / G : 0;
-    int g = rValid[h] ? row - tok * G : 0;
-    rTok[h] = tok;
-    rSlot[h] = prefix + tok;
-    rPos[h] = pos ? __ldg(pos + tok) : rSlot[h];
-    const uint32_t *src = reinterpret_cast<const uint32_t *>(
-        p.q + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D);
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      int c = kk * 8 + (lane & 3); // uint32 index: element 2c
-      qf[kk][0 + h] = rValid[h] ? __ldg(src + c) : 0u;
-      qf[kk][2 + h] = rValid[h] ? __ldg(src + c + 4) : 0u;
-    }
-  }
-  // Bounds over the warp's rows that decide whether a key slice needs the
-  // per-element mask.
-  int32_t wMaxPos =
-      max(rValid[0] ? rPos[0] : INT32_MIN, rValid[1] ? rPos[1] : INT32_MIN);
-  int32_t wMinSlot =
-      min(rValid[0] ? rSlot[0] : INT32_MAX, rValid[1] ? rSlot[1] : INT32_MAX);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    wMaxPos = max(wMaxPos, __shfl_xor_sync(0xffffffffu, wMaxPos, o));
-    wMinSlot = min(wMinSlot, __shfl_xor_sync(0xffffffffu, wMinSlot, o));
-  }
-
-  float o[D / 8][4];
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n)
-    o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
-  float mRow[2] = {-INFINITY, -INFINITY}, lRow[2] = {0.f, 0.f};
-
   uint32_t smemBase = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   if (WG) // swizzle atoms at 1024-byte boundaries (1 KB more is allocated)
     smemBase = (smemBase + 1023) & ~1023u;
@@ -295,7 +271,8 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
   // stages, and this address arithmetic had been a third of their
   // instructions.
   constexpr int TPR = 4;
-  constexpr int KEYS_PER_PASS = NT / TPR;
+  constexpr int LT = WG ? NTP : NTC; // loading threads (ltid = tid)
+  constexpr int KEYS_PER_PASS = LT / TPR;
   constexpr int KEYS_PER_THREAD = SK / KEYS_PER_PASS;
   constexpr int CPT = CH / TPR; // chunks per thread and key row
   static_assert(KEYS_PER_PASS % 8 == 0, "rows of a thread share a swizzle");
@@ -375,21 +352,104 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
   };
 
   const int nTiles = (ke - ks + SK - 1) / SK;
-  Lookup ahead[NST] = {};
+  Lookup next; // block ids of the next tile to be issued
+  // wgmma path: full[s] completes when the producer's copies of the tile in
+  // stage s have landed (NTP cp.async arrivals), empty[s] when every
+  // compute warp has finished reading it (NWARP arrivals).
+  __shared__ __align__(8) uint64_t stageBars[WG ? 2 * NST : 1];
+  const uint32_t fullBar =
+      static_cast<uint32_t>(__cvta_generic_to_shared(stageBars));
+  const uint32_t emptyBar = fullBar + 8 * NST;
+  if constexpr (WG) {
+    if (tid == 0)
+      for (int s = 0; s < NST; ++s) {
+        mbarInit(fullBar + 8 * s, NTP);
+        mbarInit(emptyBar + 8 * s, NWARP);
+      }
+    __syncthreads();
+    if (producer) {
+      // The producer warpgroup only issues copies: it gives registers to
+      // the compute warpgroups, whose instruction stream is then the
+      // products and the softmax alone.
+      warpgroupSetMaxRegs<kProducerRegs, false>();
+      Lookup cur = {};
+      if (nTiles > 0)
+        lookupStage(0, cur);
+      for (int t = 0; t < nTiles; ++t) {
+        if (t + 1 < nTiles)
+          lookupStage(t + 1, next);
+        const int st = t % NST;
+        if (t >= NST)
+          mbarWait(emptyBar + 8 * st, (t / NST - 1) & 1);
+        loadStage(t, st, cur);
+        cpAsyncArriveNoinc(fullBar + 8 * st);
 #pragma unroll
-  for (int s = 0; s < NST; ++s)
-    if (s < nTiles)
-      lookupStage(s, ahead[s]);
+        for (int j = 0; j < KEYS_PER_THREAD; ++j)
+          cur[j] = next[j];
+      }
+      cpAsyncWait<0>(); // no thread leaves with copies in flight
+      return;
+    }
+    warpgroupSetMaxRegs<kComputeRegs, true>();
+  } else {
+    Lookup ahead[NST] = {};
 #pragma unroll
-  for (int s = 0; s < NST - 1; ++s) {
-    if (s < nTiles)
-      loadStage(s, s, ahead[s]);
-    cpAsyncCommit();
+    for (int s = 0; s < NST; ++s)
+      if (s < nTiles)
+        lookupStage(s, ahead[s]);
+#pragma unroll
+    for (int s = 0; s < NST - 1; ++s) {
+      if (s < nTiles)
+        loadStage(s, s, ahead[s]);
+      cpAsyncCommit();
+    }
+#pragma unroll
+    for (int j = 0; j < KEYS_PER_THREAD; ++j)
+      next[j] = ahead[NST - 1][j];
   }
-  Lookup next;
+
+  // Q fragments (A operand) of this warp's 16 rows; rows past the item
+  // are zero.
+  const int32_t wRow = row0 + (WM > 1 ? 16 * warp : 0);
+  int32_t rTok[2], rSlot[2], rPos[2];
+  bool rValid[2];
+  uint32_t qf[D / 16][4];
 #pragma unroll
-  for (int j = 0; j < KEYS_PER_THREAD; ++j)
-    next[j] = ahead[NST - 1][j];
+  for (int h = 0; h < 2; ++h) {
+    int32_t row = wRow + (lane >> 2) + 8 * h;
+    rValid[h] = row < rowsTotal && row < row0 + ROWS;
+    int32_t tok = rValid[h] ? row / G : 0;
+    int g = rValid[h] ? row - tok * G : 0;
+    rTok[h] = tok;
+    rSlot[h] = prefix + tok;
+    rPos[h] = pos ? __ldg(pos + tok) : rSlot[h];
+    const uint32_t *src = reinterpret_cast<const uint32_t *>(
+        p.q + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      int c = kk * 8 + (lane & 3); // uint32 index: element 2c
+      qf[kk][0 + h] = rValid[h] ? __ldg(src + c) : 0u;
+      qf[kk][2 + h] = rValid[h] ? __ldg(src + c + 4) : 0u;
+    }
+  }
+  // Bounds over the warp's rows that decide whether a key slice needs the
+  // per-element mask.
+  int32_t wMaxPos =
+      max(rValid[0] ? rPos[0] : INT32_MIN, rValid[1] ? rPos[1] : INT32_MIN);
+  int32_t wMinSlot =
+      min(rValid[0] ? rSlot[0] : INT32_MAX, rValid[1] ? rSlot[1] : INT32_MAX);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    wMaxPos = max(wMaxPos, __shfl_xor_sync(0xffffffffu, wMaxPos, o));
+    wMinSlot = min(wMinSlot, __shfl_xor_sync(0xffffffffu, wMinSlot, o));
+  }
+
+  float o[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+    o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+  float mRow[2] = {-INFINITY, -INFINITY}, lRow[2] = {0.f, 0.f};
+
   const int keyOff = WN > 1 ? KW * warp : 0; // this warp's keys in a stage
   // ldmatrix addresses: a lane's row is the same in every 16-key step up to
   // a constant, and of its chunk index only the low three bits meet the
@@ -450,40 +510,44 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
           }
       }
     }
-#pragma unroll
-    for (int n = 0; n < KW / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        s[n][e] *= p.scaleLog2;
-    // Online softmax (base 2); a row that has seen nothing keeps m = -inf
-    // and uses 0 as its base so that no inf - inf appears.
+    // Online softmax (base 2) with the scale folded into the exponent's
+    // FMA: the maximum is taken over raw scores (the scale is positive,
+    // checked at launch) and m is kept scaled. A row that has seen nothing
+    // keeps m = -inf and uses 0 as its base so that no inf - inf appears.
+    const float c = p.scaleLog2;
     float pScale[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      float mx = mRow[h];
+      float mx = -INFINITY;
 #pragma unroll
       for (int n = 0; n < KW / 8; ++n)
         mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      float base = mx == -INFINITY ? 0.f : mx;
-      pScale[h] = fastExp2(mRow[h] - base);
-      mRow[h] = mx;
+      const float mNew = fmaxf(mRow[h], mx * c);
+      const float base = mNew == -INFINITY ? 0.f : mNew;
+      pScale[h] = mNew == mRow[h] ? 1.f : fastExp2(mRow[h] - base);
+      mRow[h] = mNew;
       float sum = 0.f;
 #pragma unroll
       for (int n = 0; n < KW / 8; ++n) {
-        s[n][2 * h] = fastExp2(s[n][2 * h] - base);
-        s[n][2 * h + 1] = fastExp2(s[n][2 * h + 1] - base);
+        s[n][2 * h] = fastExp2(fmaf(s[n][2 * h], c, -base));
+        s[n][2 * h + 1] = fastExp2(fmaf(s[n][2 * h + 1], c, -base));
         sum += s[n][2 * h] + s[n][2 * h + 1];
       }
       lRow[h] = lRow[h] * pScale[h] + sum;
     }
+    // Once a row's maximum has settled (most tiles after the first few)
+    // its scale is 1: a warp whose rows all kept theirs skips the
+    // rescale of O, which is the bulk of the softmax's multiplies.
+    if (__any_sync(0xffffffffu, pScale[0] != 1.f || pScale[1] != 1.f)) {
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
-      o[n][0] *= pScale[0];
-      o[n][1] *= pScale[0];
-      o[n][2] *= pScale[1];
-      o[n][3] *= pScale[1];
+      for (int n = 0; n < D / 8; ++n) {
+        o[n][0] *= pScale[0];
+        o[n][1] *= pScale[0];
+        o[n][2] *= pScale[1];
+        o[n][3] *= pScale[1];
+      }
     }
   };
   // P as the A fragments of the PV product: the S accumulators of two key
@@ -499,72 +563,91 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
   };
 
   if constexpr (WG) {
-    // Warpgroups of 64 rows on wgmma, software-pipelined: the scores of
-    // tile it + 1 are computed by the tensor cores while the softmax of
-    // tile it runs. One barrier per tile: after it, every warpgroup has
-    // finished tile it - 1, whose stage the next copies overwrite.
-    static_assert(NST >= 3, "tile it + 1 is resident while it + 2 loads");
-    auto issueS = [&](float(&sd)[KW / 8][4], int tile) {
-      // B = K (key-major rows of d): one m64n64k16 per 16 of d, 32 bytes
-      // further into the swizzled 128-byte rows, the second 64 of d in
-      // the tile's second half.
-      const uint32_t kb = smemBase + (tile % NST) * STAGE_BYTES;
-      fenceOperands(sd);
+    // Warpgroups of 64 rows on wgmma, taking turns at the tensor cores
+    // (named barriers 1 and 2): in its turn a warpgroup issues PV of tile
+    // it - 1 and the scores of tile it, then hands over, waits for its
+    // products, and runs the softmax of tile it while the other
+    // warpgroup's products run. Stages are handed between loaders and
+    // readers by mbarriers, so neither warpgroup waits for the other except
+    // for its turn. In lockstep (one block barrier per tile) both
+    // warpgroups ran their softmax at the same time and left the tensor
+    // cores idle meanwhile.
+    const int wg = warp / 4;
+    const uint32_t myTurn = 1 + wg, otherTurn = 2 - wg;
+    float sAcc[KW / 8][4] = {};
+    uint32_t pPrev[KW / 16][4] = {}; // P of tile it - 1 (A of its PV)
+    // Turn t: wait for tile t's copies (t < nTiles) and for the turn.
+    auto turnBegin = [&](int t) {
+      if (t < nTiles)
+        mbarWait(fullBar + 8 * (t % NST), (t / NST) & 1);
+      namedBarSync(myTurn, NTC);
+      // The copies were made through the generic proxy by other threads
+      // (observed through the mbarrier); wgmma reads through the async
+      // proxy.
+      fenceProxyAsyncShared();
+      fenceOperands(o);
+      fenceOperands(pPrev);
+      fenceOperands(sAcc);
       wgmmaFence();
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk)
-        Wgmma<T, KW, false>::run(
-            sd, qf[kk],
-            sw128Desc(kb + (kk / 4) * (SK * 128) + (kk % 4) * 32, 16, 1024),
-            kk > 0);
-      wgmmaCommit();
     };
-    float sCur[KW / 8][4], sNext[KW / 8][4];
-    if (nTiles > 0) {
-      cpAsyncWait<NST - 2>();
-      fenceProxyAsyncShared();
-      __syncthreads();
-      issueS(sCur, 0);
-      wgmmaWaitAll();
-      fenceOperands(sCur);
-    }
-    for (int it = 0; it < nTiles; ++it) {
-      cpAsyncWait<NST - 3>(); // tile it + 1 has landed
-      fenceProxyAsyncShared();
-      __syncthreads();
-      // The tensor cores first, then the copies of tile it + NST - 1.
-      const bool more = it + 1 < nTiles;
-      if (more)
-        issueS(sNext, it + 1);
-      if (it + NST - 1 < nTiles)
-        loadStage(it + NST - 1, (it + NST - 1) % NST, next);
-      cpAsyncCommit();
-      if (it + NST < nTiles)
-        lookupStage(it + NST, next);
-      softmaxTile(sCur, ks + it * SK);
-      uint32_t a[KW / 16][4];
-      packP(sCur, a);
+    auto issuePV = [&](int t) {
       // B = V, stored key-major (N = d contiguous): the transposed operand;
       // 16 keys are 2048 bytes, the halves of d SK * 128 apart.
-      const uint32_t vb = smemBase + (it % NST) * STAGE_BYTES + SK * D * 2;
-      fenceOperands(o);
-      wgmmaFence();
+      const uint32_t vb = smemBase + (t % NST) * STAGE_BYTES + SK * D * 2;
 #pragma unroll
       for (int kk = 0; kk < KW / 16; ++kk)
         Wgmma<T, D, true>::run(
-            o, a[kk], sw128Desc(vb + kk * 16 * 128, SK * 128, 1024), 1);
+            o, pPrev[kk], sw128Desc(vb + kk * 16 * 128, SK * 128, 1024), 1);
+    };
+    auto issueS = [&](int t) {
+      // B = K (key-major rows of d): one m64n64k16 per 16 of d, 32 bytes
+      // further into the swizzled 128-byte rows, the second 64 of d in the
+      // tile's second half.
+      const uint32_t kb = smemBase + (t % NST) * STAGE_BYTES;
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)
+        Wgmma<T, KW, false>::run(
+            sAcc, qf[kk],
+            sw128Desc(kb + (kk / 4) * (SK * 128) + (kk % 4) * 32, 16, 1024),
+            kk > 0);
+    };
+    // Hand the turn over (warpgroup 1 skips its last hand-over, which
+    // nobody waits for), wait for this turn's products, release tile t - 1.
+    auto turnEnd = [&](int t) {
       wgmmaCommit();
+      if (wg == 0 || t < nTiles)
+        namedBarArrive(otherTurn, NTC);
       wgmmaWaitAll();
       fenceOperands(o);
-      fenceOperands(a);
-      if (more) {
-        fenceOperands(sNext);
-#pragma unroll
-        for (int n = 0; n < KW / 8; ++n)
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-            sCur[n][j] = sNext[n][j];
+      fenceOperands(pPrev);
+      fenceOperands(sAcc);
+      if (t > 0 && lane == 0)
+        mbarArrive(emptyBar + 8 * ((t - 1) % NST));
+    };
+    // After the scores of tile t: its softmax, P for the next turn.
+    auto afterS = [&](int t) {
+      softmaxTile(sAcc, ks + t * SK);
+      packP(sAcc, pPrev);
+    };
+    // The first and last turns are peeled so that no wgmma sits under a
+    // branch (ptxas serializes wgmma on divergent paths).
+    if (nTiles > 0) {
+      if (wg == 1)
+        namedBarArrive(1, NTC); // warpgroup 0 goes first
+      turnBegin(0);
+      issueS(0);
+      turnEnd(0);
+      afterS(0);
+      for (int it = 1; it < nTiles; ++it) {
+        turnBegin(it);
+        issuePV(it - 1);
+        issueS(it);
+        turnEnd(it);
+        afterS(it);
       }
+      turnBegin(nTiles);
+      issuePV(nTiles - 1);
+      turnEnd(nTiles);
     }
   } else {
     for (int it = 0; it < nTiles; ++it) {
@@ -614,8 +697,15 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
       __syncthreads();
     }
   }
+  // From here on only compute threads remain (the producer has left).
+  auto syncCompute = [] {
+    if constexpr (WG)
+      namedBarSync(3, NTC);
+    else
+      __syncthreads();
+  };
   cpAsyncWait<0>();
-  __syncthreads();
+  syncCompute();
 
   // Epilogue through shared memory: [warps][16 rows][OST] fp32 O plus m
   // and l per row; then one pass writes out (or the split's partial).
@@ -640,7 +730,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
                                   (lane & 3) * 2) =
           make_float2(o[n][2 * h], o[n][2 * h + 1]);
   }
-  __syncthreads();
+  syncCompute();
 
   const int64_t item =
       (b * p.numKvHeads + kvHead) * int64_t(p.rowTiles) + rowTile;
@@ -652,7 +742,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
   // Each thread finishes 4 consecutive elements of one row at a time, over
   // the tile's real rows only (a decode tile of G = 4 heads fills 4 of 16).
   const int validRows = min(ROWS, rowsTotal - row0);
-  for (int c = tid; c < validRows * D / 4; c += NT) {
+  for (int c = ctid; c < validRows * D / 4; c += NTC) {
     int r = c / (D / 4), d = (c % (D / 4)) * 4;
     float M = -INFINITY, L = 0.f;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -701,14 +791,14 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
 
   // The last split of the item to finish merges all of them.
   __threadfence();
-  __syncthreads();
-  if (tid == 0) {
+  syncCompute();
+  if (ctid == 0) {
     int32_t done = atomicAdd(p.counters + item, 1);
     sInfo[1] = done == p.numSplits - 1;
     if (sInfo[1])
       p.counters[item] = 0; // ready for the next launch (graph replay)
   }
-  __syncthreads();
+  syncCompute();
   if (!sInfo[1])
     return;
   __threadfence();
@@ -719,7 +809,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MINB)
   // trip per MU splits rather than per split (at decode's 33 splits the
   // serial walk cost microseconds). Splits in order, as the plain loop.
   constexpr int MU = 8;
-  for (int c = tid; c < validRows * D / 4; c += NT) {
+  for (int c = ctid; c < validRows * D / 4; c += NTC) {
     int r = c / (D / 4), d = (c % (D / 4)) * 4;
     int32_t row = row0 + r;
     float M = -INFINITY;

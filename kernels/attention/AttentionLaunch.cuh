@@ -21,7 +21,8 @@ struct Config {
   int minBlocks;      // __launch_bounds__ minimum blocks per SM
   bool wgmma = false; // warpgroup MMA (sm_90a) instead of mma.sync
   int resident = 0; // blocks per SM, when registers (not shared memory) decide
-  int threads() const { return 32 * wm * wn; }
+  // wgmma: a producer warpgroup issues the copies beside the compute warps
+  int threads() const { return 32 * wm * wn + (wgmma ? 128 : 0); }
   int rows() const { return 16 * wm; }
   int stageKeys() const { return kw * wn; }
   size_t smemBytes(int headDim) const {
@@ -33,7 +34,7 @@ struct Config {
   }
 };
 
-/// Rows configuration on wgmma for prefill/extend/tree (one block of 256
+/// Rows configuration on wgmma for prefill/extend/tree (one block of 384
 /// threads per SM, by registers); key-split warps for decode, where
 /// headDim 64 affords 32 keys per warp in the same shared memory.
 inline Config configFor(AttentionKind kind, int headDim) {

@@ -1,6 +1,6 @@
 // Prefill, extend and tree verify: 128 query rows per block (two
-// warpgroups of 64 on wgmma sharing every 64-key stage, 4 stages, one
-// block per SM); split-KV only when the items are too few to fill the GPU
+// warpgroups of 64 on wgmma sharing every 64-key stage, a producer
+// warpgroup issuing the copies, 4 stages, one block per SM); split-KV only when the items are too few to fill the GPU
 // (short extends, trees over long caches). Built for sm_90a only
 // (kernels/CMakeLists.txt).
 #include "kernels/attention/AttentionLaunch.cuh"

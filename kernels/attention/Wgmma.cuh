@@ -57,6 +57,20 @@ __device__ __forceinline__ void fenceOperands(E (&r)[N][4]) {
     }
 }
 
+/// Sets the registers per thread of the executing warpgroup (every warp of
+/// it executes this): a decrease returns registers to the block's pool, an
+/// increase waits for them. ptxas honours it only when the kernel's
+/// register count at entry is known (launch bounds with a minimum number
+/// of blocks per SM).
+template <int N, bool INC>
+__device__ __forceinline__ void warpgroupSetMaxRegs() {
+  static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg range");
+  if constexpr (INC)
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+  else
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
 // One function per (N, type, B major-ness): d (+)= A B over 16 of K.
 #define STRATA_WGMMA_ACC(i)                                                    \
   "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])

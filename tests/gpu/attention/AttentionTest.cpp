@@ -5,6 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <string>
+
 using namespace strata::kernels;
 using namespace strata::kernels::attention_test;
 
@@ -183,5 +186,28 @@ TEST_CASE("attention at long contexts", "[attention][large]") {
     c.qLens = {2049, 333};
     c.prefixLens = {0, 0};
     runAttnCase(c, attnTestRng());
+  }
+}
+
+TEST_CASE("attention rejects a scale that is not positive and finite",
+          "[attention]") {
+  // The kernels take row maxima over unscaled scores, which is the
+  // softmax's maximum only for a positive scale.
+  AttentionDims d;
+  d.batch = 1;
+  d.numQHeads = 8;
+  d.numKvHeads = 2;
+  d.headDim = 128;
+  AttentionTensors t{};
+  AttentionLaunch l{};
+  l.maxQLen = 1;
+  for (float scale : {0.f, -0.125f, std::nanf(""), INFINITY}) {
+    d.scale = scale;
+    for (Status s : {attentionPrefill(d, t, l, nullptr),
+                     attentionDecode(d, t, l, nullptr)}) {
+      REQUIRE_FALSE(s);
+      CHECK(s.message().find("scale must be a positive finite number") !=
+            std::string::npos);
+    }
   }
 }
