@@ -590,26 +590,28 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? 128 : 0), MINB)
       fenceOperands(sAcc);
       wgmmaFence();
     };
+    // Descriptors of stage 0's K and V, advanced by byte offsets: the
+    // address field is computed once instead of per product.
+    const uint64_t kDesc0 = sw128Desc(smemBase, 16, 1024);
+    const uint64_t vDesc0 = sw128Desc(smemBase + SK * D * 2, SK * 128, 1024);
     auto issuePV = [&](int t) {
       // B = V, stored key-major (N = d contiguous): the transposed operand;
       // 16 keys are 2048 bytes, the halves of d SK * 128 apart.
-      const uint32_t vb = smemBase + (t % NST) * STAGE_BYTES + SK * D * 2;
+      const uint64_t vd = descAdvance(vDesc0, (t % NST) * STAGE_BYTES);
 #pragma unroll
       for (int kk = 0; kk < KW / 16; ++kk)
-        Wgmma<T, D, true>::run(
-            o, pPrev[kk], sw128Desc(vb + kk * 16 * 128, SK * 128, 1024), 1);
+        Wgmma<T, D, true>::run(o, pPrev[kk], descAdvance(vd, kk * 16 * 128), 1);
     };
     auto issueS = [&](int t) {
       // B = K (key-major rows of d): one m64n64k16 per 16 of d, 32 bytes
       // further into the swizzled 128-byte rows, the second 64 of d in the
       // tile's second half.
-      const uint32_t kb = smemBase + (t % NST) * STAGE_BYTES;
+      const uint64_t kd = descAdvance(kDesc0, (t % NST) * STAGE_BYTES);
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk)
         Wgmma<T, KW, false>::run(
             sAcc, qf[kk],
-            sw128Desc(kb + (kk / 4) * (SK * 128) + (kk % 4) * 32, 16, 1024),
-            kk > 0);
+            descAdvance(kd, (kk / 4) * (SK * 128) + (kk % 4) * 32), kk > 0);
     };
     // Hand the turn over (warpgroup 1 skips its last hand-over, which
     // nobody waits for), wait for this turn's products, release tile t - 1.

@@ -24,6 +24,14 @@ __device__ __forceinline__ uint64_t sw128Desc(uint32_t addr, uint32_t lbo,
          (uint64_t(sbo >> 4) << 32) | (uint64_t(1) << 62);
 }
 
+/// The descriptor of the operand `bytes` further on (a multiple of 16):
+/// the address field holds address / 16 in 14 bits, so while every
+/// address stays below 256 KB (all of shared memory) the sum never
+/// carries into the next field.
+__device__ __forceinline__ uint64_t descAdvance(uint64_t desc, uint32_t bytes) {
+  return desc + (bytes >> 4);
+}
+
 __device__ __forceinline__ void wgmmaFence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
