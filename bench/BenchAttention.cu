@@ -241,9 +241,15 @@ int main(int argc, char **argv) {
   double tree = benchCached(options, report, AttentionKind::Tree, 1, 8192, 64,
                             false, "target <= 1.5x decode b=1 8K");
   benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, true, "graph");
-  // Split counts around the launcher's choice, for tuning it.
+  // Split counts around the launcher's choice, for tuning it; a tree over
+  // a short context shows a block's fixed cost.
   for (int32_t splits : {16, 24, 33, 48, 66, 99})
     benchCached(options, report, dec, 1, 8192, 1, true, "tuning", splits);
+  for (int32_t splits : {4, 16})
+    benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, true,
+                "tuning", splits);
+  benchCached(options, report, AttentionKind::Tree, 1, 1024, 64, true,
+              "fixed cost");
   benchPrefill(options, report, 1, 8192, "target >= SDPA");
   benchPrefill(options, report, 4, 2048, "varlen batch");
   int code = finishBench(report, options, device);

@@ -34,11 +34,12 @@
 // Split-KV. Each (sequence, kv head, tile of query rows) is a work item;
 // when there are too few to fill the GPU, the keys of an item are split
 // into `numSplits` ranges computed by separate blocks, each writing its
-// partial output and log-sum-exp to the workspace; the last block of an
-// item to finish (an atomic counter per item) merges them and resets the
-// counter. The split count is fixed at launch (the grid is sized for it);
-// each block derives its key range from the kvLens it reads, so shorter
-// contexts leave trailing splits empty.
+// partial output and log-sum-exp to the workspace. Decode: the last block
+// of an item to finish (an atomic counter per item) merges them and resets
+// the counter. Prefill, extend and tree: a second kernel, launched right
+// after on the same stream, merges them. The split count is fixed at launch
+// (the grid is sized for it); each block derives its key range from the kvLens
+// it reads, so shorter contexts leave trailing splits empty.
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTION_H
 #define STRATA_KERNELS_ATTENTION_ATTENTION_H
 

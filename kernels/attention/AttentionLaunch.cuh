@@ -115,11 +115,28 @@ Status launchConfig(const char *name, AttentionKind kind,
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            int(smem)),
       name);
+  // Split-KV: decode items are a few rows, merged by their last block; a
+  // rows item is 128 rows, whose partials one block merging alone read
+  // for longer than the splits took, so a merge kernel spread over the GPU
+  // follows (a dependent launch: it waits for this one).
+  p.mergeHere = WG ? 0 : 1;
   dim3 grid(unsigned(ws.rowTiles * ws.splits), unsigned(dims.numKvHeads),
             unsigned(dims.batch));
-  return cudaStatus(
+  STRATA_CUDA_RETURN_IF_ERROR(
       launchDependent(kernel, grid, dim3(cfg.threads()), smem, stream, p),
       name);
+  if (WG && ws.splits > 1) {
+    constexpr int ROWS = 16 * WM, MT = 256;
+    static_assert(ROWS * D / 4 % MT == 0, "whole merge blocks per tile");
+    const int blocksPerTile = ROWS * D / 4 / MT;
+    dim3 mgrid(unsigned(ws.rowTiles * blocksPerTile), unsigned(dims.numKvHeads),
+               unsigned(dims.batch));
+    STRATA_CUDA_RETURN_IF_ERROR(
+        launchDependent(attentionMergeKernel<T, D, ROWS>, mgrid, dim3(MT), 0,
+                        stream, p, blocksPerTile),
+        name);
+  }
+  return Status::success();
 }
 
 /// Dispatch over dtype and head dim for one configuration.
