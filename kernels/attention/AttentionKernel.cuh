@@ -159,6 +159,68 @@ template <int CH> __device__ __forceinline__ int swz(int row, int ch) {
   return (row * CH + (ch ^ (row & 7))) * 16;
 }
 
+/// Split-KV merge of one 4-element chunk (row r of the work item, columns
+/// d..d+3) over the item's partials allO [numSplits][ROWS][D] and allLse
+/// [numSplits][ROWS]; writes query row `row` of the output. The partials
+/// come from L2: the splits are walked MU at a time with all MU loads issued
+/// before any use, so that a thread waits for one L2 round trip per MU
+/// splits rather than per split (at decode's 33 splits the serial walk cost
+/// microseconds). Splits in order, as the plain loop.
+template <typename T, int D, int ROWS>
+__device__ __forceinline__ void
+mergeChunk(const AttnParams p, const float *allO, const float *allLse, int r,
+           int d, int32_t row, int32_t qBegin, int kvHead) {
+  using Ops = MmaOps<T>;
+  constexpr int MU = 8;
+  const int G = p.group;
+  float M = -INFINITY;
+  for (int sp0 = 0; sp0 < p.numSplits; sp0 += MU) {
+    float lse[MU];
+#pragma unroll
+    for (int u = 0; u < MU; ++u)
+      lse[u] = sp0 + u < p.numSplits ? __ldcg(allLse + (sp0 + u) * ROWS + r)
+                                     : -INFINITY;
+#pragma unroll
+    for (int u = 0; u < MU; ++u)
+      M = fmaxf(M, lse[u]);
+  }
+  const float base = M == -INFINITY ? 0.f : M;
+  float W = 0.f;
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int sp0 = 0; sp0 < p.numSplits; sp0 += MU) {
+    float f[MU];
+    float4 x[MU];
+#pragma unroll
+    for (int u = 0; u < MU; ++u) {
+      const bool in = sp0 + u < p.numSplits;
+      f[u] = in ? __ldcg(allLse + (sp0 + u) * ROWS + r) : -INFINITY;
+      x[u] = in ? __ldcg(reinterpret_cast<const float4 *>(
+                      allO + ((sp0 + u) * ROWS + r) * D + d))
+                : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int u = 0; u < MU; ++u) {
+      // An empty split (log-sum-exp -inf) weighs 0 and adds nothing.
+      const float w = exp2f(f[u] - base);
+      if (w == 0.f)
+        continue;
+      W += w;
+      acc.x += x[u].x * w;
+      acc.y += x[u].y * w;
+      acc.z += x[u].z * w;
+      acc.w += x[u].w * w;
+    }
+  }
+  const float inv = W > 0.f ? 1.f / W : 0.f;
+  const int32_t tok = row / G, g = row - tok * G;
+  uint16_t *dst =
+      p.out + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D + d;
+  uint2 v;
+  v.x = Ops::one(acc.x * inv) | (uint32_t(Ops::one(acc.y * inv)) << 16);
+  v.y = Ops::one(acc.z * inv) | (uint32_t(Ops::one(acc.w * inv)) << 16);
+  store8(dst, v);
+}
+
 /// Grid: x = rowTile + rowTiles * split (row tiles of one split adjacent,
 /// so that they read the same keys while these are in L2), y = kv head,
 /// z = sequence.
@@ -808,61 +870,9 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? 128 : 0), MINB)
   __threadfence();
   const float *allO = p.partO + item * p.numSplits * ROWS * D;
   const float *allLse = p.partLse + item * p.numSplits * ROWS;
-  // The partials come from L2. A thread walks the splits MU at a time with
-  // all MU loads issued before any use, so that it waits for one L2 round
-  // trip per MU splits rather than per split (at decode's 33 splits the
-  // serial walk cost microseconds). Splits in order, as the plain loop.
-  constexpr int MU = 8;
   for (int c = ctid; c < validRows * D / 4; c += NTC) {
-    int r = c / (D / 4), d = (c % (D / 4)) * 4;
-    int32_t row = row0 + r;
-    float M = -INFINITY;
-    for (int sp0 = 0; sp0 < p.numSplits; sp0 += MU) {
-      float lse[MU];
-#pragma unroll
-      for (int u = 0; u < MU; ++u)
-        lse[u] = sp0 + u < p.numSplits ? __ldcg(allLse + (sp0 + u) * ROWS + r)
-                                       : -INFINITY;
-#pragma unroll
-      for (int u = 0; u < MU; ++u)
-        M = fmaxf(M, lse[u]);
-    }
-    float base = M == -INFINITY ? 0.f : M;
-    float W = 0.f;
-    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-    for (int sp0 = 0; sp0 < p.numSplits; sp0 += MU) {
-      float f[MU];
-      float4 x[MU];
-#pragma unroll
-      for (int u = 0; u < MU; ++u) {
-        const bool in = sp0 + u < p.numSplits;
-        f[u] = in ? __ldcg(allLse + (sp0 + u) * ROWS + r) : -INFINITY;
-        x[u] = in ? __ldcg(reinterpret_cast<const float4 *>(
-                        allO + ((sp0 + u) * ROWS + r) * D + d))
-                  : make_float4(0.f, 0.f, 0.f, 0.f);
-      }
-#pragma unroll
-      for (int u = 0; u < MU; ++u) {
-        // An empty split (log-sum-exp -inf) weighs 0 and adds nothing.
-        const float w = exp2f(f[u] - base);
-        if (w == 0.f)
-          continue;
-        W += w;
-        acc.x += x[u].x * w;
-        acc.y += x[u].y * w;
-        acc.z += x[u].z * w;
-        acc.w += x[u].w * w;
-      }
-    }
-    float inv = W > 0.f ? 1.f / W : 0.f;
-    int32_t tok = row / G, g = row - tok * G;
-    uint16_t *dst =
-        p.out + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D +
-        d;
-    uint2 v;
-    v.x = Ops::one(acc.x * inv) | (uint32_t(Ops::one(acc.y * inv)) << 16);
-    v.y = Ops::one(acc.z * inv) | (uint32_t(Ops::one(acc.w * inv)) << 16);
-    store8(dst, v);
+    const int r = c / (D / 4), d = (c % (D / 4)) * 4;
+    mergeChunk<T, D, ROWS>(p, allO, allLse, r, d, row0 + r, qBegin, kvHead);
   }
 }
 
@@ -876,7 +886,6 @@ __global__ void __launch_bounds__(256)
     attentionMergeKernel(const AttnParams p, int blocksPerTile) {
   pdlWait();
   pdlLaunchDependents();
-  using Ops = MmaOps<T>;
   const int rowTile = blockIdx.x / blocksPerTile;
   const int c = (blockIdx.x % blocksPerTile) * blockDim.x + threadIdx.x;
   const int kvHead = blockIdx.y;
@@ -890,56 +899,9 @@ __global__ void __launch_bounds__(256)
     return;
   const int64_t item =
       (b * p.numKvHeads + kvHead) * int64_t(p.rowTiles) + rowTile;
-  const float *allO = p.partO + item * p.numSplits * ROWS * D;
-  const float *allLse = p.partLse + item * p.numSplits * ROWS;
-  constexpr int MU = 8; // splits in flight
-  float M = -INFINITY;
-  for (int sp0 = 0; sp0 < p.numSplits; sp0 += MU) {
-    float lse[MU];
-#pragma unroll
-    for (int u = 0; u < MU; ++u)
-      lse[u] = sp0 + u < p.numSplits ? __ldcg(allLse + (sp0 + u) * ROWS + r)
-                                     : -INFINITY;
-#pragma unroll
-    for (int u = 0; u < MU; ++u)
-      M = fmaxf(M, lse[u]);
-  }
-  const float base = M == -INFINITY ? 0.f : M;
-  float W = 0.f;
-  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-  for (int sp0 = 0; sp0 < p.numSplits; sp0 += MU) {
-    float f[MU];
-    float4 x[MU];
-#pragma unroll
-    for (int u = 0; u < MU; ++u) {
-      const bool in = sp0 + u < p.numSplits;
-      f[u] = in ? __ldcg(allLse + (sp0 + u) * ROWS + r) : -INFINITY;
-      x[u] = in ? __ldcg(reinterpret_cast<const float4 *>(
-                      allO + ((sp0 + u) * ROWS + r) * D + d))
-                : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-#pragma unroll
-    for (int u = 0; u < MU; ++u) {
-      // An empty split (log-sum-exp -inf) weighs 0 and adds nothing.
-      const float w = exp2f(f[u] - base);
-      if (w == 0.f)
-        continue;
-      W += w;
-      acc.x += x[u].x * w;
-      acc.y += x[u].y * w;
-      acc.z += x[u].z * w;
-      acc.w += x[u].w * w;
-    }
-  }
-  const float inv = W > 0.f ? 1.f / W : 0.f;
-  const int32_t row = row0 + r;
-  const int32_t tok = row / G, g = row - tok * G;
-  uint16_t *dst =
-      p.out + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D + d;
-  uint2 v;
-  v.x = Ops::one(acc.x * inv) | (uint32_t(Ops::one(acc.y * inv)) << 16);
-  v.y = Ops::one(acc.z * inv) | (uint32_t(Ops::one(acc.w * inv)) << 16);
-  store8(dst, v);
+  mergeChunk<T, D, ROWS>(p, p.partO + item * p.numSplits * ROWS * D,
+                         p.partLse + item * p.numSplits * ROWS, r, d, row0 + r,
+                         qBegin, kvHead);
 }
 
 } // namespace strata::kernels::attention_detail

@@ -125,16 +125,18 @@ Status launchConfig(const char *name, AttentionKind kind,
   STRATA_CUDA_RETURN_IF_ERROR(
       launchDependent(kernel, grid, dim3(cfg.threads()), smem, stream, p),
       name);
-  if (WG && ws.splits > 1) {
-    constexpr int ROWS = 16 * WM, MT = 256;
-    static_assert(ROWS * D / 4 % MT == 0, "whole merge blocks per tile");
-    const int blocksPerTile = ROWS * D / 4 / MT;
-    dim3 mgrid(unsigned(ws.rowTiles * blocksPerTile), unsigned(dims.numKvHeads),
-               unsigned(dims.batch));
-    STRATA_CUDA_RETURN_IF_ERROR(
-        launchDependent(attentionMergeKernel<T, D, ROWS>, mgrid, dim3(MT), 0,
-                        stream, p, blocksPerTile),
-        name);
+  if constexpr (WG) {
+    if (ws.splits > 1) {
+      constexpr int ROWS = 16 * WM, MT = 256;
+      static_assert(ROWS * D / 4 % MT == 0, "whole merge blocks per tile");
+      const int blocksPerTile = ROWS * D / 4 / MT;
+      dim3 mgrid(unsigned(ws.rowTiles * blocksPerTile),
+                 unsigned(dims.numKvHeads), unsigned(dims.batch));
+      STRATA_CUDA_RETURN_IF_ERROR(
+          launchDependent(attentionMergeKernel<T, D, ROWS>, mgrid, dim3(MT), 0,
+                          stream, p, blocksPerTile),
+          name);
+    }
   }
   return Status::success();
 }
