@@ -28,198 +28,20 @@
 // the range are zero-filled so that masked weights never multiply garbage.
 //
 // Split-KV. See Attention.h: partial (O / l, log2-sum-exp) per split in the
-// workspace; the last block of a work item merges.
+// workspace; decode items are merged by their last block, row items by
+// attentionMergeKernel (AttentionMerge.cuh).
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 
+#include "kernels/attention/AttentionDevice.cuh"
+#include "kernels/attention/AttentionMerge.cuh"
 #include "kernels/attention/Barriers.cuh"
 #include "kernels/attention/Wgmma.cuh"
 #include "kernels/common/Pdl.cuh"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cstdint>
 
 namespace strata::kernels::attention_detail {
-
-struct AttnParams {
-  const uint16_t *q;
-  uint16_t *out;
-  const int32_t *cuQLens;
-  const int32_t *kvLens;
-  const int32_t *parentIds;
-  const int32_t *positions;
-  const uint16_t *k;
-  const uint16_t *v;
-  const int32_t *blockTables;
-  int64_t numBlocks;
-  int64_t blockStride; // elements between paged blocks (resolved)
-  int64_t capacity;    // contiguous layout only
-  int32_t blockSize;
-  int32_t blockShift; // log2(blockSize) when a power of two, else -1
-  int32_t maxBlocksPerSeq;
-  int32_t paged;
-  int32_t numQHeads;
-  int32_t numKvHeads;
-  int32_t group;
-  float scaleLog2; // scale * log2(e): the softmax runs on exp2
-  int32_t window;  // 0: none
-  int32_t numSplits;
-  int32_t rowTiles;
-  float *partO;      // [items, numSplits, rows, D]
-  float *partLse;    // [items, numSplits, rows]
-  int32_t *counters; // [items]
-  int32_t mergeHere; // split-KV: the last block of an item merges (else
-                     // attentionMergeKernel does, launched after)
-};
-
-template <typename T> struct MmaOps;
-template <> struct MmaOps<__nv_bfloat16> {
-  __device__ static uint32_t pack(float lo, float hi) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&h);
-  }
-  __device__ static uint16_t one(float x) {
-    __nv_bfloat16 h = __float2bfloat16_rn(x);
-    return *reinterpret_cast<uint16_t *>(&h);
-  }
-  __device__ static void mma(float *c, const uint32_t *a, uint32_t b0,
-                             uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
-                   "r"(b1));
-  }
-};
-template <> struct MmaOps<__half> {
-  __device__ static uint32_t pack(float lo, float hi) {
-    __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&h);
-  }
-  __device__ static uint16_t one(float x) {
-    __half h = __float2half_rn(x);
-    return *reinterpret_cast<uint16_t *>(&h);
-  }
-  __device__ static void mma(float *c, const uint32_t *a, uint32_t b0,
-                             uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
-                   "r"(b1));
-  }
-};
-
-__device__ __forceinline__ void ldmatrixX4(uint32_t *r, uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void ldmatrixX4Trans(uint32_t *r, uint32_t addr) {
-  asm volatile(
-      "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-      : "r"(addr));
-}
-__device__ __forceinline__ void cpAsync16(uint32_t dst, const void *src,
-                                          bool valid) {
-  // src-size 0 zero-fills the 16 bytes without reading src.
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
-               "l"(src), "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cpAsyncCommit() {
-  asm volatile("cp.async.commit_group;\n" ::);
-}
-template <int N> __device__ __forceinline__ void cpAsyncWait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-// One 8-byte global store (as a uint2 assignment it became two 4-byte
-// stores).
-__device__ __forceinline__ void store8(void *dst, uint2 v) {
-  asm volatile("st.global.v2.b32 [%0], {%1, %2};\n" ::"l"(dst), "r"(v.x),
-               "r"(v.y)
-               : "memory");
-}
-
-// 2^x on the MUFU unit with denormal results flushed to zero: exp2f adds
-// a range test and two multiplies per call to keep those denormals, and a
-// probability below 2^-126 of the row's maximum adds nothing to O.
-__device__ __forceinline__ float fastExp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
-/// Byte offset of 16-byte chunk `ch` of row `row` in a swizzled tile whose
-/// rows are CH chunks long.
-template <int CH> __device__ __forceinline__ int swz(int row, int ch) {
-  return (row * CH + (ch ^ (row & 7))) * 16;
-}
-
-/// Split-KV merge of one 4-element chunk (row r of the work item, columns
-/// d..d+3) over the item's partials allO [numSplits][ROWS][D] and allLse
-/// [numSplits][ROWS]; writes query row `row` of the output. The partials
-/// come from L2: the splits are walked MU at a time with all MU loads issued
-/// before any use, so that a thread waits for one L2 round trip per MU
-/// splits rather than per split (at decode's 33 splits the serial walk cost
-/// microseconds). Splits in order, as the plain loop.
-template <typename T, int D, int ROWS>
-__device__ __forceinline__ void
-mergeChunk(const AttnParams p, const float *allO, const float *allLse, int r,
-           int d, int32_t row, int32_t qBegin, int kvHead) {
-  using Ops = MmaOps<T>;
-  constexpr int MU = 8;
-  const int G = p.group;
-  float M = -INFINITY;
-  for (int sp0 = 0; sp0 < p.numSplits; sp0 += MU) {
-    float lse[MU];
-#pragma unroll
-    for (int u = 0; u < MU; ++u)
-      lse[u] = sp0 + u < p.numSplits ? __ldcg(allLse + (sp0 + u) * ROWS + r)
-                                     : -INFINITY;
-#pragma unroll
-    for (int u = 0; u < MU; ++u)
-      M = fmaxf(M, lse[u]);
-  }
-  const float base = M == -INFINITY ? 0.f : M;
-  float W = 0.f;
-  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-  for (int sp0 = 0; sp0 < p.numSplits; sp0 += MU) {
-    float f[MU];
-    float4 x[MU];
-#pragma unroll
-    for (int u = 0; u < MU; ++u) {
-      const bool in = sp0 + u < p.numSplits;
-      f[u] = in ? __ldcg(allLse + (sp0 + u) * ROWS + r) : -INFINITY;
-      x[u] = in ? __ldcg(reinterpret_cast<const float4 *>(
-                      allO + ((sp0 + u) * ROWS + r) * D + d))
-                : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-#pragma unroll
-    for (int u = 0; u < MU; ++u) {
-      // An empty split (log-sum-exp -inf) weighs 0 and adds nothing.
-      const float w = exp2f(f[u] - base);
-      if (w == 0.f)
-        continue;
-      W += w;
-      acc.x += x[u].x * w;
-      acc.y += x[u].y * w;
-      acc.z += x[u].z * w;
-      acc.w += x[u].w * w;
-    }
-  }
-  const float inv = W > 0.f ? 1.f / W : 0.f;
-  const int32_t tok = row / G, g = row - tok * G;
-  uint16_t *dst =
-      p.out + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D + d;
-  uint2 v;
-  v.x = Ops::one(acc.x * inv) | (uint32_t(Ops::one(acc.y * inv)) << 16);
-  v.y = Ops::one(acc.z * inv) | (uint32_t(Ops::one(acc.w * inv)) << 16);
-  store8(dst, v);
-}
 
 /// Grid: x = rowTile + rowTiles * split (row tiles of one split adjacent,
 /// so that they read the same keys while these are in L2), y = kv head,
@@ -874,34 +696,6 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? 128 : 0), MINB)
     const int r = c / (D / 4), d = (c % (D / 4)) * 4;
     mergeChunk<T, D, ROWS>(p, allO, allLse, r, d, row0 + r, qBegin, kvHead);
   }
-}
-
-/// Merge of the split-KV partials of the rows configuration (ROWS rows per
-/// work item), one 4-element chunk of one row per thread. The last block
-/// of an item merging alone read ROWS * D * 4 bytes per split on one SM;
-/// for a 128-row tree verify over 8 splits that was most of the launch.
-/// Grid: x = rowTile * blocksPerTile + block, y = kv head, z = sequence.
-template <typename T, int D, int ROWS>
-__global__ void __launch_bounds__(256)
-    attentionMergeKernel(const AttnParams p, int blocksPerTile) {
-  pdlWait();
-  pdlLaunchDependents();
-  const int rowTile = blockIdx.x / blocksPerTile;
-  const int c = (blockIdx.x % blocksPerTile) * blockDim.x + threadIdx.x;
-  const int kvHead = blockIdx.y;
-  const int64_t b = blockIdx.z;
-  const int G = p.group;
-  const int32_t qBegin = __ldg(p.cuQLens + b);
-  const int32_t rowsTotal = (__ldg(p.cuQLens + b + 1) - qBegin) * G;
-  const int32_t row0 = rowTile * ROWS;
-  const int r = c / (D / 4), d = (c % (D / 4)) * 4;
-  if (r >= ROWS || row0 + r >= rowsTotal)
-    return;
-  const int64_t item =
-      (b * p.numKvHeads + kvHead) * int64_t(p.rowTiles) + rowTile;
-  mergeChunk<T, D, ROWS>(p, p.partO + item * p.numSplits * ROWS * D,
-                         p.partLse + item * p.numSplits * ROWS, r, d, row0 + r,
-                         qBegin, kvHead);
 }
 
 } // namespace strata::kernels::attention_detail

@@ -1,0 +1,132 @@
+// Device-side pieces shared by the attention kernel and its split-KV
+// merge: the launch parameters, the mma.sync operations per dtype, and the
+// copy, load and store primitives.
+#ifndef STRATA_KERNELS_ATTENTION_ATTENTIONDEVICE_CUH
+#define STRATA_KERNELS_ATTENTION_ATTENTIONDEVICE_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace strata::kernels::attention_detail {
+
+struct AttnParams {
+  const uint16_t *q;
+  uint16_t *out;
+  const int32_t *cuQLens;
+  const int32_t *kvLens;
+  const int32_t *parentIds;
+  const int32_t *positions;
+  const uint16_t *k;
+  const uint16_t *v;
+  const int32_t *blockTables;
+  int64_t numBlocks;
+  int64_t blockStride; // elements between paged blocks (resolved)
+  int64_t capacity;    // contiguous layout only
+  int32_t blockSize;
+  int32_t blockShift; // log2(blockSize) when a power of two, else -1
+  int32_t maxBlocksPerSeq;
+  int32_t paged;
+  int32_t numQHeads;
+  int32_t numKvHeads;
+  int32_t group;
+  float scaleLog2; // scale * log2(e): the softmax runs on exp2
+  int32_t window;  // 0: none
+  int32_t numSplits;
+  int32_t rowTiles;
+  float *partO;      // [items, numSplits, rows, D]
+  float *partLse;    // [items, numSplits, rows]
+  int32_t *counters; // [items]
+  int32_t mergeHere; // split-KV: the last block of an item merges (else
+                     // attentionMergeKernel does, launched after)
+};
+
+template <typename T> struct MmaOps;
+template <> struct MmaOps<__nv_bfloat16> {
+  __device__ static uint32_t pack(float lo, float hi) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&h);
+  }
+  __device__ static uint16_t one(float x) {
+    __nv_bfloat16 h = __float2bfloat16_rn(x);
+    return *reinterpret_cast<uint16_t *>(&h);
+  }
+  __device__ static void mma(float *c, const uint32_t *a, uint32_t b0,
+                             uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
+                   "r"(b1));
+  }
+};
+template <> struct MmaOps<__half> {
+  __device__ static uint32_t pack(float lo, float hi) {
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&h);
+  }
+  __device__ static uint16_t one(float x) {
+    __half h = __float2half_rn(x);
+    return *reinterpret_cast<uint16_t *>(&h);
+  }
+  __device__ static void mma(float *c, const uint32_t *a, uint32_t b0,
+                             uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
+                   "r"(b1));
+  }
+};
+
+__device__ __forceinline__ void ldmatrixX4(uint32_t *r, uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrixX4Trans(uint32_t *r, uint32_t addr) {
+  asm volatile(
+      "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+      : "r"(addr));
+}
+__device__ __forceinline__ void cpAsync16(uint32_t dst, const void *src,
+                                          bool valid) {
+  // src-size 0 zero-fills the 16 bytes without reading src.
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
+               "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cpAsyncCommit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+template <int N> __device__ __forceinline__ void cpAsyncWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// One 8-byte global store (as a uint2 assignment it became two 4-byte
+// stores).
+__device__ __forceinline__ void store8(void *dst, uint2 v) {
+  asm volatile("st.global.v2.b32 [%0], {%1, %2};\n" ::"l"(dst), "r"(v.x),
+               "r"(v.y)
+               : "memory");
+}
+
+// 2^x on the MUFU unit with denormal results flushed to zero: exp2f adds
+// a range test and two multiplies per call to keep those denormals, and a
+// probability below 2^-126 of the row's maximum adds nothing to O.
+__device__ __forceinline__ float fastExp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+/// Byte offset of 16-byte chunk `ch` of row `row` in a swizzled tile whose
+/// rows are CH chunks long.
+template <int CH> __device__ __forceinline__ int swz(int row, int ch) {
+  return (row * CH + (ch ^ (row & 7))) * 16;
+}
+
+} // namespace strata::kernels::attention_detail
+
+#endif // STRATA_KERNELS_ATTENTION_ATTENTIONDEVICE_CUH

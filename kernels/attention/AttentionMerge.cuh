@@ -1,0 +1,107 @@
+// Split-KV merge of the attention kernel's partials (see Attention.h):
+// per output chunk, the partial outputs of an item's splits weighted by
+// their log2-sum-exp. Decode merges in its last block (mergeChunk); row
+// items in a kernel of their own (attentionMergeKernel).
+#ifndef STRATA_KERNELS_ATTENTION_ATTENTIONMERGE_CUH
+#define STRATA_KERNELS_ATTENTION_ATTENTIONMERGE_CUH
+
+#include "kernels/attention/AttentionDevice.cuh"
+#include "kernels/common/Pdl.cuh"
+
+#include <cstdint>
+
+namespace strata::kernels::attention_detail {
+
+/// Split-KV merge of one 4-element chunk (row r of the work item, columns
+/// d..d+3) over the item's partials allO [numSplits][ROWS][D] and allLse
+/// [numSplits][ROWS]; writes query row `row` of the output. The partials
+/// come from L2: the splits are walked MU at a time with all MU loads issued
+/// before any use, so that a thread waits for one L2 round trip per MU
+/// splits rather than per split (at decode's 33 splits the serial walk cost
+/// microseconds). Splits in order, as the plain loop.
+template <typename T, int D, int ROWS>
+__device__ __forceinline__ void
+mergeChunk(const AttnParams p, const float *allO, const float *allLse, int r,
+           int d, int32_t row, int32_t qBegin, int kvHead) {
+  using Ops = MmaOps<T>;
+  constexpr int MU = 8;
+  const int G = p.group;
+  float M = -INFINITY;
+  for (int sp0 = 0; sp0 < p.numSplits; sp0 += MU) {
+    float lse[MU];
+#pragma unroll
+    for (int u = 0; u < MU; ++u)
+      lse[u] = sp0 + u < p.numSplits ? __ldcg(allLse + (sp0 + u) * ROWS + r)
+                                     : -INFINITY;
+#pragma unroll
+    for (int u = 0; u < MU; ++u)
+      M = fmaxf(M, lse[u]);
+  }
+  const float base = M == -INFINITY ? 0.f : M;
+  float W = 0.f;
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int sp0 = 0; sp0 < p.numSplits; sp0 += MU) {
+    float f[MU];
+    float4 x[MU];
+#pragma unroll
+    for (int u = 0; u < MU; ++u) {
+      const bool in = sp0 + u < p.numSplits;
+      f[u] = in ? __ldcg(allLse + (sp0 + u) * ROWS + r) : -INFINITY;
+      x[u] = in ? __ldcg(reinterpret_cast<const float4 *>(
+                      allO + ((sp0 + u) * ROWS + r) * D + d))
+                : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int u = 0; u < MU; ++u) {
+      // An empty split (log-sum-exp -inf) weighs 0 and adds nothing.
+      const float w = exp2f(f[u] - base);
+      if (w == 0.f)
+        continue;
+      W += w;
+      acc.x += x[u].x * w;
+      acc.y += x[u].y * w;
+      acc.z += x[u].z * w;
+      acc.w += x[u].w * w;
+    }
+  }
+  const float inv = W > 0.f ? 1.f / W : 0.f;
+  const int32_t tok = row / G, g = row - tok * G;
+  uint16_t *dst =
+      p.out + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D + d;
+  uint2 v;
+  v.x = Ops::one(acc.x * inv) | (uint32_t(Ops::one(acc.y * inv)) << 16);
+  v.y = Ops::one(acc.z * inv) | (uint32_t(Ops::one(acc.w * inv)) << 16);
+  store8(dst, v);
+}
+
+/// Merge of the split-KV partials of the rows configuration (ROWS rows per
+/// work item), one 4-element chunk of one row per thread. The last block
+/// of an item merging alone read ROWS * D * 4 bytes per split on one SM;
+/// for a 128-row tree verify over 8 splits that was most of the launch.
+/// Grid: x = rowTile * blocksPerTile + block, y = kv head, z = sequence.
+template <typename T, int D, int ROWS>
+__global__ void __launch_bounds__(256)
+    attentionMergeKernel(const AttnParams p, int blocksPerTile) {
+  pdlWait();
+  pdlLaunchDependents();
+  const int rowTile = blockIdx.x / blocksPerTile;
+  const int c = (blockIdx.x % blocksPerTile) * blockDim.x + threadIdx.x;
+  const int kvHead = blockIdx.y;
+  const int64_t b = blockIdx.z;
+  const int G = p.group;
+  const int32_t qBegin = __ldg(p.cuQLens + b);
+  const int32_t rowsTotal = (__ldg(p.cuQLens + b + 1) - qBegin) * G;
+  const int32_t row0 = rowTile * ROWS;
+  const int r = c / (D / 4), d = (c % (D / 4)) * 4;
+  if (r >= ROWS || row0 + r >= rowsTotal)
+    return;
+  const int64_t item =
+      (b * p.numKvHeads + kvHead) * int64_t(p.rowTiles) + rowTile;
+  mergeChunk<T, D, ROWS>(p, p.partO + item * p.numSplits * ROWS * D,
+                         p.partLse + item * p.numSplits * ROWS, r, d, row0 + r,
+                         qBegin, kvHead);
+}
+
+} // namespace strata::kernels::attention_detail
+
+#endif // STRATA_KERNELS_ATTENTION_ATTENTIONMERGE_CUH
