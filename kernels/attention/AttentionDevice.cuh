@@ -38,8 +38,6 @@ struct AttnParams {
   float *partO;      // [items, numSplits, rows, D]
   float *partLse;    // [items, numSplits, rows]
   int32_t *counters; // [items]
-  int32_t mergeHere; // split-KV: the last block of an item merges (else
-                     // attentionMergeKernel does, launched after)
 };
 
 template <typename T> struct MmaOps;

@@ -674,7 +674,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? 128 : 0), MINB)
         partLse[r] = L > 0.f ? M + log2f(L) : -INFINITY;
     }
   }
-  if (direct || !p.mergeHere)
+  if (direct || WG) // row items: attentionMergeKernel merges
     return;
 
   // The last split of the item to finish merges all of them.

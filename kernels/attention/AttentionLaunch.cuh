@@ -119,7 +119,6 @@ Status launchConfig(const char *name, AttentionKind kind,
   // rows item is 128 rows, whose partials one block merging alone read
   // for longer than the splits took, so a merge kernel spread over the GPU
   // follows (a dependent launch: it waits for this one).
-  p.mergeHere = WG ? 0 : 1;
   dim3 grid(unsigned(ws.rowTiles * ws.splits), unsigned(dims.numKvHeads),
             unsigned(dims.batch));
   STRATA_CUDA_RETURN_IF_ERROR(
