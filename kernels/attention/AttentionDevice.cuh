@@ -11,6 +11,10 @@
 
 namespace strata::kernels::attention_detail {
 
+/// Threads of the producer warpgroup of the wgmma configuration (one
+/// warpgroup: setmaxnreg works per warpgroup).
+constexpr int kProducerThreads = 128;
+
 struct AttnParams {
   const uint16_t *q;
   uint16_t *out;

@@ -47,11 +47,11 @@ namespace strata::kernels::attention_detail {
 /// so that they read the same keys while these are in L2), y = kv head,
 /// z = sequence.
 template <typename T, int D, int WM, int WN, int KW, int NST, int MINB, bool WG>
-__global__ void __launch_bounds__(32 * WM * WN + (WG ? 128 : 0), MINB)
-    attentionKernel(const AttnParams p) {
-  constexpr int NWARP = WM * WN;    // compute warps
-  constexpr int NTC = 32 * NWARP;   // compute threads
-  constexpr int NTP = WG ? 128 : 0; // producer warpgroup (wgmma path)
+__global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
+                                  MINB) attentionKernel(const AttnParams p) {
+  constexpr int NWARP = WM * WN;                 // compute warps
+  constexpr int NTC = 32 * NWARP;                // compute threads
+  constexpr int NTP = WG ? kProducerThreads : 0; // wgmma path
   constexpr int NT = NTC + NTP;
   static_assert(!WG || (WM == 8 && WN == 1 && KW == 64),
                 "wgmma takes two warpgroups of 64 rows sharing 64-key "

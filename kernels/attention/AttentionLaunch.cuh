@@ -22,7 +22,7 @@ struct Config {
   bool wgmma = false; // warpgroup MMA (sm_90a) instead of mma.sync
   int resident = 0; // blocks per SM, when registers (not shared memory) decide
   // wgmma: a producer warpgroup issues the copies beside the compute warps
-  int threads() const { return 32 * wm * wn + (wgmma ? 128 : 0); }
+  int threads() const { return 32 * wm * wn + (wgmma ? kProducerThreads : 0); }
   int rows() const { return 16 * wm; }
   int stageKeys() const { return kw * wn; }
   size_t smemBytes(int headDim) const {
