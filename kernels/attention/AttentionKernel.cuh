@@ -35,8 +35,8 @@
 
 #include "kernels/attention/AttentionDevice.cuh"
 #include "kernels/attention/AttentionMerge.cuh"
-#include "kernels/attention/Barriers.cuh"
 #include "kernels/attention/Wgmma.cuh"
+#include "kernels/common/Barriers.cuh"
 #include "kernels/common/Pdl.cuh"
 
 #include <cstdint>

@@ -1,0 +1,86 @@
+// Split-phase barriers of the pipelined kernels: shared-memory mbarriers
+// that track a stage's copies (full: cp.async or bulk copies) and its last
+// readers (empty), the bulk global-to-shared copy that completes on one,
+// and the named barriers that make attention's two consumer warpgroups
+// take turns at the tensor cores. All addresses are shared-memory (cvta)
+// addresses; mbarrier objects are 8-byte aligned.
+#ifndef STRATA_KERNELS_COMMON_BARRIERS_CUH
+#define STRATA_KERNELS_COMMON_BARRIERS_CUH
+
+#include <cstdint>
+
+namespace strata::kernels {
+
+/// One phase completes after `count` arrivals.
+__device__ __forceinline__ void mbarInit(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar),
+               "r"(count)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbarArrive(uint32_t bar) {
+  asm volatile(
+      "mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(bar)
+      : "memory");
+}
+
+/// Returns once the phase of parity `parity` has completed (phase k of a
+/// barrier has parity k & 1; a waiter is never two phases behind here).
+__device__ __forceinline__ void mbarWait(uint32_t bar, uint32_t parity) {
+  asm volatile("{\n.reg .pred done;\n"
+               "WAIT:\n"
+               "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, "
+               "[%0], %1;\n"
+               "@!done bra WAIT;\n}\n" ::"r"(bar),
+               "r"(parity)
+               : "memory");
+}
+
+/// The barrier receives one arrival (counted in its init count) once every
+/// cp.async this thread has issued so far has landed.
+__device__ __forceinline__ void cpAsyncArriveNoinc(uint32_t bar) {
+  asm volatile(
+      "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
+      : "memory");
+}
+
+/// Makes the initialised barriers visible to the copy engine (the async
+/// proxy) before any bulk copy is told to complete on them.
+__device__ __forceinline__ void mbarInitFence() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+/// One arrival that also raises the bytes the current phase waits for by
+/// `bytes`: the phase completes once its arrivals are in and that many
+/// bytes of bulk copies have landed.
+__device__ __forceinline__ void mbarArriveExpectTx(uint32_t bar,
+                                                   uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, "
+               "[%0], %1;\n" ::"r"(bar),
+               "r"(bytes)
+               : "memory");
+}
+
+/// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from
+/// global memory to shared memory on the copy engine; the bytes count
+/// towards barrier `bar`'s current phase when they land.
+__device__ __forceinline__ void bulkCopyToShared(uint32_t dst, const void *src,
+                                                 uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::"
+               "bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+
+/// Named barrier `id` (1..15; 0 is __syncthreads) over `threads` threads:
+/// sync waits for the barrier to fill, arrive only adds to it.
+__device__ __forceinline__ void namedBarSync(uint32_t id, uint32_t threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void namedBarArrive(uint32_t id, uint32_t threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+} // namespace strata::kernels
+
+#endif // STRATA_KERNELS_COMMON_BARRIERS_CUH
