@@ -1,6 +1,7 @@
 // rope_kv_write benchmarks: every variant and cache layout at prefill sizes
-// (Llama-3-8B-like heads: 32 q / 8 kv, headDim 128, bf16), and decode steps
-// (one token per sequence) at batch 1..64.
+// (Llama-3-8B-like heads: 32 q / 8 kv, headDim 128, bf16), at 4096 tokens
+// also through the per-thread kernel that Auto leaves to small launches,
+// and decode steps (one token per sequence) at batch 1..64.
 //
 // Bytes counted per token: qkv read once ((Hq + 2 Hkv) * D * 2), the rotated
 // outputs written once (packed: q and k in place plus K and V to the cache;
@@ -33,6 +34,7 @@ struct Shape {
   bool qkNorm = false;
   int32_t hq = 32, hkv = 8, headDim = 128, rotaryDim = 128;
   int64_t blockSize = 16;
+  RopeKvKernel kernel = RopeKvKernel::Auto;
 
   int64_t heads() const { return hq + 2 * int64_t(hkv); }
   int64_t tokens() const { return batch * seq; }
@@ -42,7 +44,8 @@ struct Shape {
     os << "b" << batch << " x " << seq << " tok, " << hq << "/" << hkv
        << " heads, D" << headDim << ", cached " << cached
        << (layout == KvCacheLayout::Paged ? ", paged 16" : ", contiguous")
-       << (qkNorm ? ", qk-norm" : "");
+       << (qkNorm ? ", qk-norm" : "")
+       << (kernel == RopeKvKernel::PerThread ? ", per-thread kernel" : "");
     return os.str();
   }
   double bytes() const {
@@ -134,20 +137,21 @@ void launch(const Shape &s, const InputSet &in, const CosSinCache &cs,
   d.headDim = s.headDim;
   d.rotaryDim = s.rotaryDim;
   d.dtype = ActDType::BF16;
-  Status st;
+  RopeKvArgs args;
   switch (s.variant) {
   case RopeKvVariant::Packed:
-    st = ropeKvWritePacked(d, in.qkv, cs, norm, in.view(s), nullptr, stream);
+    args = RopeKvArgs::packed(d, in.qkv, cs, norm, in.view(s), nullptr);
     break;
   case RopeKvVariant::Continuous:
-    st = ropeKvWriteContinuous(d, in.qkv, in.qOut, in.kvLens, cs, norm,
-                               in.view(s), nullptr, stream);
+    args = RopeKvArgs::continuous(d, in.qkv, in.qOut, in.kvLens, cs, norm,
+                                  in.view(s), nullptr);
     break;
   case RopeKvVariant::Tree:
-    st = ropeKvWriteTree(d, in.qkv, in.qOut, in.kvLens, in.posIds, cs, norm,
-                         in.view(s), nullptr, stream);
+    args = RopeKvArgs::tree(d, in.qkv, in.qOut, in.kvLens, in.posIds, cs, norm,
+                            in.view(s), nullptr);
     break;
   }
+  const Status st = launchRopeKvWrite(args, stream, s.kernel);
   if (!st) {
     std::fprintf(stderr, "error: %s\n", st.message().c_str());
     std::exit(1);
@@ -157,7 +161,8 @@ void launch(const Shape &s, const InputSet &in, const CosSinCache &cs,
 void runShape(const Shape &s, bool decode, const BenchOptions &options,
               BenchReport &report) {
   std::string name = std::string("rope_kv ") + ropeKvVariantName(s.variant) +
-                     (decode ? " decode" : "");
+                     (decode ? " decode" : "") +
+                     (s.kernel == RopeKvKernel::PerThread ? " per-thread" : "");
   if (!options.wants(name))
     return;
   std::mt19937_64 rng(42);
@@ -232,6 +237,11 @@ void runRopeKvBenches(const BenchOptions &options, BenchReport &report) {
            {KvCacheLayout::Paged, KvCacheLayout::Contiguous}) {
         Shape s{v, layout, batch, 4096, v == RopeKvVariant::Packed ? 0 : 512};
         runShape(s, false, options, report);
+        // The per-thread kernel on the same shape, for comparison.
+        if (batch == 1) {
+          s.kernel = RopeKvKernel::PerThread;
+          runShape(s, false, options, report);
+        }
       }
   Shape qwen{RopeKvVariant::Packed, KvCacheLayout::Paged, 1, 4096, 0, true};
   runShape(qwen, false, options, report);

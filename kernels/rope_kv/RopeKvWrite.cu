@@ -14,6 +14,7 @@
 
 #include "kernels/common/CudaCheck.h"
 #include "kernels/common/Pdl.cuh"
+#include "kernels/rope_kv/RopeKvDevice.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -25,139 +26,13 @@ namespace strata::kernels {
 
 namespace {
 
+using namespace rope_detail;
+
 constexpr int kThreads = 256;
-constexpr int kVec = 8; // elements of a 16-byte vector
 // Heads per thread group: 4 for large launches (more loads in flight per
 // thread); 1 when the launch is small (decode), where the latency of one
 // group's serial chain, not bandwidth, decides the time.
 constexpr int kWideItems = 4;
-constexpr int64_t kNarrowBelowHeadTokens = 16384;
-
-struct Params {
-  void *qkv;
-  void *qOut;
-  const int32_t *kvLens;
-  const int32_t *posIds;
-  const int32_t *seqLens;
-  const float *cosSin;
-  int64_t cosSinTableStride; // 0 when all sequences share one table
-  int64_t maxPos;
-  const void *qWeight;
-  const void *kWeight;
-  float eps;
-  float invHeadDim;
-  void *kCache;
-  void *vCache;
-  const int32_t *blockTables;
-  int64_t blockStride;
-  int64_t numBlocks;
-  int64_t maxBlocksPerSeq;
-  int64_t capacity;
-  uint32_t blockSize;
-  uint32_t seq;
-  uint32_t numTokens;
-  uint32_t groupsPerToken;
-  uint32_t numGroups;
-  int32_t numHeads;
-  int32_t numQHeads;
-  int32_t numKvHeads;
-  int32_t headDim;
-  int32_t rotaryDim;
-  RopeKvVariant variant;
-  bool paged;
-  bool neox;
-  bool norm;
-};
-
-template <typename T> struct Vec;
-
-template <> struct Vec<__nv_bfloat16> {
-  static __device__ __forceinline__ void unpack(const uint4 &raw,
-                                                float (&x)[kVec]) {
-    const auto *h = reinterpret_cast<const __nv_bfloat162 *>(&raw);
-#pragma unroll
-    for (int i = 0; i < kVec / 2; ++i) {
-      float2 f = __bfloat1622float2(h[i]);
-      x[2 * i] = f.x;
-      x[2 * i + 1] = f.y;
-    }
-  }
-  static __device__ __forceinline__ uint4 pack(const float (&x)[kVec]) {
-    uint4 raw;
-    auto *h = reinterpret_cast<__nv_bfloat162 *>(&raw);
-#pragma unroll
-    for (int i = 0; i < kVec / 2; ++i)
-      h[i] = __floats2bfloat162_rn(x[2 * i], x[2 * i + 1]);
-    return raw;
-  }
-};
-
-template <> struct Vec<__half> {
-  static __device__ __forceinline__ void unpack(const uint4 &raw,
-                                                float (&x)[kVec]) {
-    const auto *h = reinterpret_cast<const __half2 *>(&raw);
-#pragma unroll
-    for (int i = 0; i < kVec / 2; ++i) {
-      float2 f = __half22float2(h[i]);
-      x[2 * i] = f.x;
-      x[2 * i + 1] = f.y;
-    }
-  }
-  static __device__ __forceinline__ uint4 pack(const float (&x)[kVec]) {
-    uint4 raw;
-    auto *h = reinterpret_cast<__half2 *>(&raw);
-#pragma unroll
-    for (int i = 0; i < kVec / 2; ++i)
-      h[i] = __floats2half2_rn(x[2 * i], x[2 * i + 1]);
-    return raw;
-  }
-};
-
-/// Where the K row of (sequence b, slot) starts for kv head 0, with the
-/// element distance between kv heads and from K to V; kOffset < 0 when the
-/// slot has no storage (the CPU reference skips the same slots). All kv heads
-/// of one token share one block-table lookup.
-struct CacheSlot {
-  int64_t kOffset;
-  int64_t headStride;
-  int64_t vDelta; // contiguous only: V rows sit Hkv heads after K rows
-};
-
-__device__ __forceinline__ CacheSlot cacheSlot(const Params &p, uint32_t b,
-                                               int64_t slot) {
-  CacheSlot c{-1, 0, 0};
-  if (slot < 0)
-    return c;
-  if (!p.paged) {
-    if (slot >= p.capacity)
-      return c;
-    c.headStride = p.capacity * p.headDim;
-    c.vDelta = p.numKvHeads * c.headStride;
-    c.kOffset = int64_t(b) * 2 * c.vDelta + slot * p.headDim;
-    return c;
-  }
-  // slot = kvLens[b] + t with both in [0, 2^31), so it fits 32 bits unsigned.
-  const uint32_t logical = uint32_t(slot) / p.blockSize;
-  if (logical >= p.maxBlocksPerSeq)
-    return c;
-  const int64_t block =
-      __ldg(p.blockTables + int64_t(b) * p.maxBlocksPerSeq + logical);
-  if (block < 0 || block >= p.numBlocks)
-    return c;
-  c.headStride = int64_t(p.blockSize) * p.headDim;
-  c.kOffset = block * p.blockStride +
-              int64_t(uint32_t(slot) - logical * p.blockSize) * p.headDim;
-  return c;
-}
-
-// One 16-byte global store. Written as a plain uint4 assignment, the
-// vectors built by Vec::pack were stored as four 4-byte stores (each
-// touching a quarter of every sector, four times the store requests).
-__device__ __forceinline__ void store16(void *dst, const uint4 &v) {
-  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst),
-               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-               : "memory");
-}
 
 /// Work: a group of kLanes threads handles up to kItems heads of one token
 /// (heads g, g + G, g + 2G, ... for G = groupsPerToken), each thread owning
@@ -214,41 +89,12 @@ __global__ void __launch_bounds__(kThreads, kItems == 1 ? 5 : 3)
     return;
   const CacheSlot cache = cacheSlot(p, b, slot);
 
-  // This lane's cos/sin: neox lanes [0, 2 * lanesPerHalf) rotate 8 pairs
-  // (their own elements against the partner lane's); gptj lanes below
-  // rotaryDim / 8 rotate the 4 adjacent pairs of their vector.
   const float *cs =
       p.cosSin + (p.cosSinTableStride ? int64_t(b) : 0) * p.cosSinTableStride +
       pos * p.rotaryDim;
-  const int32_t half = p.rotaryDim / 2;
-  const int lanesPerHalf = p.rotaryDim / (2 * kVec);
-  const bool first = lane < lanesPerHalf;
-  const bool rotating =
-      p.neox ? lane < 2 * lanesPerHalf : lane * kVec < p.rotaryDim;
-  const int partner = !p.neox || !rotating
-                          ? lane
-                          : (first ? lane + lanesPerHalf : lane - lanesPerHalf);
-  float c[kVec], s[kVec];
-#pragma unroll
-  for (int i = 0; i < kVec; ++i)
-    c[i] = s[i] = 0.0f;
-  if (rotating) {
-    const int i0 = p.neox ? (first ? lane : partner) * kVec : lane * (kVec / 2);
-    const int n = p.neox ? kVec : kVec / 2;
-    // Neox: the first half of a pair subtracts the partner's sine term.
-    const float sign = p.neox && first ? -1.0f : 1.0f;
-#pragma unroll
-    for (int h = 0; h < kVec; h += 4) {
-      if (h < n) {
-        const float4 c4 = __ldg(reinterpret_cast<const float4 *>(cs + i0 + h));
-        const float4 s4 =
-            __ldg(reinterpret_cast<const float4 *>(cs + half + i0 + h));
-        c[h] = c4.x, c[h + 1] = c4.y, c[h + 2] = c4.z, c[h + 3] = c4.w;
-        s[h] = sign * s4.x, s[h + 1] = sign * s4.y, s[h + 2] = sign * s4.z,
-        s[h + 3] = sign * s4.w;
-      }
-    }
-  }
+  const LaneRotation rot(p, lane, [&](int i) {
+    return __ldg(reinterpret_cast<const float4 *>(cs + i));
+  });
 
 #pragma unroll
   for (int j = 0; j < kItems; ++j) {
@@ -292,27 +138,15 @@ __global__ void __launch_bounds__(kThreads, kItems == 1 ? 5 : 3)
         x[i] = x[i] * scale * w[i];
     }
 
+    // Neox: element i pairs with i + rotaryDim / 2, owned by the partner
+    // lane.
+    float y[kVec];
     if (p.neox) {
-      // Element i pairs with i + half, owned by the partner lane.
-      float y[kVec];
 #pragma unroll
       for (int i = 0; i < kVec; ++i)
-        y[i] = __shfl_sync(groupMask, x[i], partner, kLanes);
-      if (rotating) {
-#pragma unroll
-        for (int i = 0; i < kVec; ++i)
-          x[i] = x[i] * c[i] + y[i] * s[i];
-      }
-    } else if (rotating) {
-      // GPT-J pairs (2i, 2i+1) lie inside one vector.
-#pragma unroll
-      for (int i = 0; i < kVec / 2; ++i) {
-        const float x1 = x[2 * i];
-        const float x2 = x[2 * i + 1];
-        x[2 * i] = x1 * c[i] - x2 * s[i];
-        x[2 * i + 1] = x2 * c[i] + x1 * s[i];
-      }
+        y[i] = __shfl_sync(groupMask, x[i], rot.partner, kLanes);
     }
+    rot.apply(p, x, y);
     if (!active)
       continue;
 
@@ -343,7 +177,7 @@ cudaError_t launchTyped(Params p, cudaStream_t stream) {
 
 template <typename T, int kLanes>
 cudaError_t launchForItems(const Params &p, cudaStream_t stream) {
-  if (int64_t(p.numTokens) * p.numHeads < kNarrowBelowHeadTokens)
+  if (int64_t(p.numTokens) * p.numHeads < kStreamedMinHeadTokens)
     return launchTyped<T, kLanes, 1>(p, stream);
   return launchTyped<T, kLanes, kWideItems>(p, stream);
 }
@@ -362,7 +196,8 @@ cudaError_t launchForHeadDim(const Params &p, cudaStream_t stream) {
 
 } // namespace
 
-Status launchRopeKvWrite(const RopeKvArgs &a, cudaStream_t stream) {
+Status launchRopeKvWrite(const RopeKvArgs &a, cudaStream_t stream,
+                         RopeKvKernel kernel) {
   if (Status s = validateRopeKv(a); !s)
     return s;
   const RopeKvDims &d = a.dims;
@@ -404,9 +239,21 @@ Status launchRopeKvWrite(const RopeKvArgs &a, cudaStream_t stream) {
   p.variant = a.variant;
   p.neox = d.pairing == RopePairingKind::Neox;
 
-  cudaError_t err = d.dtype == ActDType::BF16
-                        ? launchForHeadDim<__nv_bfloat16>(p, stream)
-                        : launchForHeadDim<__half>(p, stream);
+  const bool bf16 = d.dtype == ActDType::BF16;
+  if (kernel == RopeKvKernel::Auto)
+    kernel = numTokens * p.numHeads < kStreamedMinHeadTokens
+                 ? RopeKvKernel::PerThread
+                 : RopeKvKernel::Streamed;
+  cudaError_t err;
+  if (kernel == RopeKvKernel::Streamed) {
+    DeviceLimits dev;
+    if (Status s = currentDeviceLimits(dev); !s)
+      return s;
+    err = launchStreamed(p, bf16, dev, stream);
+  } else {
+    err = bf16 ? launchForHeadDim<__nv_bfloat16>(p, stream)
+               : launchForHeadDim<__half>(p, stream);
+  }
   return cudaStatus(err, (std::string("rope_kv_write(") +
                           ropeKvVariantName(a.variant) + ") launch")
                              .c_str());

@@ -80,9 +80,24 @@ Status ropeKvWriteTree(const RopeKvDims &dims, const void *qkv, void *qOut,
                        const KvCacheView &cache, const int32_t *seqLens,
                        cudaStream_t stream);
 
+/// Which of the two kernels runs a launch. Both compute the same values bit
+/// for bit; they differ in how they keep memory busy (docs/kernels.md).
+///  PerThread  each thread loads, rotates and stores whole 16-byte vectors
+///             of a token's heads: the shortest chain, for small launches
+///             (decode), where latency decides the time.
+///  Streamed   a producer warp streams token rows into shared memory with
+///             bulk copies while four warps rotate and store: for large
+///             launches, where bandwidth decides it.
+///  Auto       Streamed from kStreamedMinHeadTokens (token, head) pairs on,
+///             PerThread below.
+enum class RopeKvKernel : uint8_t { Auto, PerThread, Streamed };
+constexpr int64_t kStreamedMinHeadTokens = 16384;
+
 /// The body shared by the three launchers: validates `args` and launches the
-/// kernel for its variant.
-Status launchRopeKvWrite(const RopeKvArgs &args, cudaStream_t stream);
+/// kernel for its variant (`kernel` chooses between the two
+/// implementations; the launchers above take Auto).
+Status launchRopeKvWrite(const RopeKvArgs &args, cudaStream_t stream,
+                         RopeKvKernel kernel = RopeKvKernel::Auto);
 
 } // namespace strata::kernels
 

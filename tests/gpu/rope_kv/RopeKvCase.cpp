@@ -33,6 +33,8 @@ std::string RopeKvCase::describe() const {
     os << " llama3";
   if (invalidPosition)
     os << " invalid-pos";
+  if (kernel != RopeKvKernel::Auto)
+    os << (kernel == RopeKvKernel::Streamed ? " streamed" : " per-thread");
   os << " seed=" << testSeed();
   return os.str();
 }
@@ -197,31 +199,33 @@ void runRopeKvCase(const RopeKvCase &c, std::mt19937_64 &rng) {
   KvCacheView viewHost =
       makeView(kWant.data(), vWant.data(), blockTables.data());
   KvCacheView viewDev = makeView(kDev.get(), vDev.get(), tablesDev.get());
-  Status ref, gpu;
+  Status ref;
+  RopeKvArgs args;
   switch (c.variant) {
   case RopeKvVariant::Packed:
     ref = ropeKvWritePackedRef(dims, qkvWant.data(), csHost, normHost, viewHost,
                                seqLensHostPtr);
-    gpu = ropeKvWritePacked(dims, qkvDev.get(), csDev, normDev, viewDev,
-                            seqLensDevPtr, nullptr);
+    args = RopeKvArgs::packed(dims, qkvDev.get(), csDev, normDev, viewDev,
+                              seqLensDevPtr);
     break;
   case RopeKvVariant::Continuous:
     ref = ropeKvWriteContinuousRef(dims, qkvWant.data(), qOutWant.data(),
                                    kvLens.data(), csHost, normHost, viewHost,
                                    seqLensHostPtr);
-    gpu = ropeKvWriteContinuous(dims, qkvDev.get(), qOutDev.get(),
-                                kvLensDev.get(), csDev, normDev, viewDev,
-                                seqLensDevPtr, nullptr);
+    args = RopeKvArgs::continuous(dims, qkvDev.get(), qOutDev.get(),
+                                  kvLensDev.get(), csDev, normDev, viewDev,
+                                  seqLensDevPtr);
     break;
   case RopeKvVariant::Tree:
     ref = ropeKvWriteTreeRef(dims, qkvWant.data(), qOutWant.data(),
                              kvLens.data(), posIds.data(), csHost, normHost,
                              viewHost, seqLensHostPtr);
-    gpu = ropeKvWriteTree(dims, qkvDev.get(), qOutDev.get(), kvLensDev.get(),
-                          posIdsDev.get(), csDev, normDev, viewDev,
-                          seqLensDevPtr, nullptr);
+    args = RopeKvArgs::tree(dims, qkvDev.get(), qOutDev.get(), kvLensDev.get(),
+                            posIdsDev.get(), csDev, normDev, viewDev,
+                            seqLensDevPtr);
     break;
   }
+  const Status gpu = launchRopeKvWrite(args, nullptr, c.kernel);
   INFO("reference: " << ref.message() << " gpu: " << gpu.message());
   REQUIRE(ref.ok());
   REQUIRE(gpu.ok());

@@ -6,6 +6,7 @@
 
 #include "kernels/common/RopeCosSin.h"
 #include "kernels/common/RopeKvTypes.h"
+#include "kernels/rope_kv/RopeKvWrite.h"
 
 #include <cstdint>
 #include <random>
@@ -43,6 +44,8 @@ struct RopeKvCase {
   int64_t tableRows = 0;
   /// Tree only: make one token's position id invalid (it must be skipped).
   bool invalidPosition = false;
+  /// The GPU kernel under test (Auto: the launchers' own choice).
+  RopeKvKernel kernel = RopeKvKernel::Auto;
 
   std::string describe() const;
 };

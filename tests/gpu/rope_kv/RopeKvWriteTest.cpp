@@ -1,8 +1,9 @@
-// rope_kv_write on the GPU against the CPU reference: every variant x cache
-// layout x dtype x pairing x QK-norm on/off, each on a different shape (odd
-// token counts, batch 3 and 5, head dims 64, 80 and 128, GQA ratios 1, 4 and
-// 8, partial rotary, ragged batches, odd block sizes, per-sequence tables,
-// llama3 scaling).
+// rope_kv_write on the GPU against the CPU reference: both kernels x every
+// variant x cache layout x dtype x pairing x QK-norm on/off, each on a
+// different shape (odd token counts, batch 3 and 5, head dims 64, 80 and
+// 128, GQA ratios 1, 4 and 8, partial rotary, ragged batches, odd block
+// sizes, per-sequence tables, llama3 scaling), plus launches large enough
+// for the launchers to pick the streamed kernel themselves.
 #include "RopeKvCase.h"
 #include "RopeKvTestSupport.h"
 
@@ -32,8 +33,9 @@ const Shape kShapes[] = {
 constexpr int kNumShapes = sizeof(kShapes) / sizeof(kShapes[0]);
 const int64_t kBlockSizes[] = {16, 7, 32, 1};
 
-void runMatrix(RopeKvVariant variant) {
-  std::mt19937_64 rng(testSeed() + uint64_t(variant));
+void runMatrix(RopeKvVariant variant, RopeKvKernel kernel) {
+  std::mt19937_64 rng(testSeed() + uint64_t(variant) +
+                      (kernel == RopeKvKernel::Streamed ? 1000 : 0));
   int index = 0;
   for (KvCacheLayout layout : {KvCacheLayout::Paged, KvCacheLayout::Contiguous})
     for (ActDType dtype : {ActDType::BF16, ActDType::F16})
@@ -63,6 +65,7 @@ void runMatrix(RopeKvVariant variant) {
           c.scaling =
               index % 5 == 2 ? RopeScalingKind::Llama3 : RopeScalingKind::None;
           c.invalidPosition = index % 3 == 1;
+          c.kernel = kernel;
           runRopeKvCase(c, rng);
           ++index;
         }
@@ -70,15 +73,61 @@ void runMatrix(RopeKvVariant variant) {
 
 } // namespace
 
+const RopeKvKernel kKernels[] = {RopeKvKernel::PerThread,
+                                 RopeKvKernel::Streamed};
+
 TEST_CASE("packed rope_kv_write matches the CPU reference", "[gpu][rope_kv]") {
-  runMatrix(RopeKvVariant::Packed);
+  for (RopeKvKernel kernel : kKernels)
+    runMatrix(RopeKvVariant::Packed, kernel);
 }
 
 TEST_CASE("continuous rope_kv_write matches the CPU reference",
           "[gpu][rope_kv]") {
-  runMatrix(RopeKvVariant::Continuous);
+  for (RopeKvKernel kernel : kKernels)
+    runMatrix(RopeKvVariant::Continuous, kernel);
 }
 
 TEST_CASE("tree rope_kv_write matches the CPU reference", "[gpu][rope_kv]") {
-  runMatrix(RopeKvVariant::Tree);
+  for (RopeKvKernel kernel : kKernels)
+    runMatrix(RopeKvVariant::Tree, kernel);
+}
+
+// Llama-like heads over enough tokens that Auto streams: ragged sequences,
+// every variant, both layouts, and a head dim whose lane groups are partly
+// idle; rows of 12 KB and, with head dim 256, rows split into two chunks.
+TEST_CASE("large launches take the streamed kernel and match the reference",
+          "[gpu][rope_kv]") {
+  std::mt19937_64 rng(testSeed() + 77);
+  struct Large {
+    RopeKvVariant variant;
+    KvCacheLayout layout;
+    int32_t hq, hkv, headDim, rotaryDim;
+    bool norm;
+  };
+  const Large cases[] = {
+      {RopeKvVariant::Packed, KvCacheLayout::Paged, 32, 8, 128, 128, false},
+      {RopeKvVariant::Continuous, KvCacheLayout::Contiguous, 32, 8, 128, 64,
+       true},
+      {RopeKvVariant::Tree, KvCacheLayout::Paged, 12, 3, 80, 32, false},
+      {RopeKvVariant::Packed, KvCacheLayout::Contiguous, 40, 8, 256, 256, true},
+  };
+  for (const Large &l : cases) {
+    RopeKvCase c;
+    c.variant = l.variant;
+    c.layout = l.layout;
+    c.numQHeads = l.hq;
+    c.numKvHeads = l.hkv;
+    c.headDim = l.headDim;
+    c.rotaryDim = l.rotaryDim;
+    c.qkNorm = l.norm;
+    c.batch = 3;
+    c.seq = 397;
+    c.ragged = true;
+    c.minCached = 1;
+    c.maxCached = 300;
+    c.blockSize = 16;
+    c.invalidPosition = l.variant == RopeKvVariant::Tree;
+    REQUIRE(c.batch * c.seq * (l.hq + 2 * l.hkv) >= kStreamedMinHeadTokens);
+    runRopeKvCase(c, rng);
+  }
 }

@@ -1,0 +1,369 @@
+// The streamed rope_kv_write kernel: the large-launch path (prefill,
+// extend, long tree verifies) of the launchers in RopeKvWrite.h.
+//
+// Why it exists. The per-thread kernel (RopeKvWrite.cu) issues each
+// thread's loads, waits for them, rotates and stores: an SM has loads in
+// flight only in the first phase of each block, and every group starts
+// with a chain of dependent index loads (lengths, block table, cos/sin).
+// It reaches about two thirds of the copy bandwidth. Here the loads are
+// decoupled from the arithmetic:
+//  - A producer warp streams work items (one token's heads, or a chunk of
+//    them when the row exceeds kMaxChunkBytes) into a ring of kStages
+//    shared-memory stages with bulk copies (cp.async.bulk), each stage
+//    completing on an mbarrier once its bytes have landed. One copy moves
+//    a whole row (12 KB for 32 q / 8 kv heads of 128), so a few threads
+//    keep tens of kilobytes in flight per SM without holding registers.
+//  - The producer's 32 lanes resolve the index lookups of 32 items at once
+//    (lengths, position, block-table entry) and then copy each item's
+//    cos/sin row into its stage next to the activations.
+//  - Four consumer warps rotate the stage in shared memory and store the
+//    results with 16-byte stores, then release the stage (empty barrier).
+// The grid is persistent: each block takes items blockIdx.x, blockIdx.x +
+// gridDim.x, ... so neighbouring blocks read neighbouring rows.
+//
+// A stage's full barrier expects two arrivals: the producer's arrival with
+// the byte count, made when it issues the activation copy (before the
+// per-token lookups are known), and a second one after it has written the
+// item's cache offset to shared memory and issued the cos/sin copy, which
+// publishes that offset to the consumers.
+#include "kernels/rope_kv/RopeKvDevice.cuh"
+
+#include "kernels/common/Barriers.cuh"
+#include "kernels/common/Pdl.cuh"
+
+#include <algorithm>
+#include <climits>
+
+namespace strata::kernels::rope_detail {
+
+namespace {
+
+constexpr int kConsumerWarps = 4;
+constexpr int kConsumers = 32 * kConsumerWarps;
+constexpr int kStreamThreads = kConsumers + 32; // + the producer warp
+constexpr int kStages = 4;
+constexpr int kMaxBlocksPerSm = 4;
+constexpr int64_t kMaxChunkBytes = 16384;
+
+struct StreamParams {
+  Params p;
+  uint32_t numItems;
+  uint32_t chunksPerToken;
+  int32_t chunkHeads;
+  uint32_t stageBytes; // activations (128-byte aligned), then cos/sin
+  uint32_t csOffset;
+  uint32_t csBytes;
+};
+
+/// Per-token values the producer resolves and the consumers read.
+struct StageMeta {
+  int64_t kOffset; // cache offset of kv head 0's K row; < 0: no cache slot
+  int32_t write;   // 0: the token is padding or its position is invalid
+  int32_t pad;
+};
+
+struct ItemLookup {
+  int64_t kOffset = -1;
+  int32_t write = 0;
+  const float *csRow = nullptr;
+};
+
+/// The same per-token decisions as the per-thread kernel: padding, rotary
+/// position, and the cache slot.
+__device__ __forceinline__ ItemLookup lookupItem(const StreamParams &sp,
+                                                 uint32_t item) {
+  const Params &p = sp.p;
+  ItemLookup r;
+  r.csRow = p.cosSin; // a valid row to copy for items that write nothing
+  const bool packed = p.variant == RopeKvVariant::Packed;
+  const bool tree = p.variant == RopeKvVariant::Tree;
+  const uint32_t token = item / sp.chunksPerToken;
+  const uint32_t b = token / p.seq;
+  const int64_t t = token - b * p.seq;
+  const int32_t seqLen = p.seqLens ? __ldg(p.seqLens + b) : INT_MAX;
+  const int32_t kvLen = packed ? 0 : __ldg(p.kvLens + b);
+  const int32_t posId = tree ? __ldg(p.posIds + token) : 0;
+  if (t >= seqLen)
+    return r;
+  const int64_t slot = packed ? t : int64_t(kvLen) + t;
+  const int64_t pos = tree ? posId : slot;
+  if (pos < 0 || pos >= p.maxPos)
+    return r;
+  r.write = 1;
+  r.kOffset = cacheSlot(p, b, slot).kOffset;
+  r.csRow = p.cosSin +
+            (p.cosSinTableStride ? int64_t(b) : 0) * p.cosSinTableStride +
+            pos * p.rotaryDim;
+  return r;
+}
+
+__device__ __forceinline__ uint4 loadShared16(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr));
+  return v;
+}
+
+struct Ring {
+  uint32_t stages; // shared address of stage 0
+  uint32_t full;   // shared address of full[0]; empty[0] follows full[]
+  StageMeta *meta;
+  uint32_t stageBytes;
+
+  __device__ uint32_t stage(uint32_t s) const {
+    return stages + s * stageBytes;
+  }
+  __device__ uint32_t fullBar(uint32_t s) const { return full + 8 * s; }
+  __device__ uint32_t emptyBar(uint32_t s) const {
+    return full + 8 * (kStages + s);
+  }
+};
+
+template <typename T>
+__device__ void produce(const StreamParams &sp, const Ring &ring, int lane) {
+  const Params &p = sp.p;
+  const uint32_t stride = gridDim.x;
+  const uint32_t myItems = (sp.numItems - blockIdx.x + stride - 1) / stride;
+  auto itemOf = [&](uint32_t i) { return blockIdx.x + i * stride; };
+  // Claims stage i % kStages for local item i and starts its activation copy.
+  auto start = [&](uint32_t i) {
+    const uint32_t s = i % kStages;
+    if (i >= kStages)
+      mbarWait(ring.emptyBar(s), ((i / kStages) - 1) & 1);
+    const uint32_t item = itemOf(i);
+    const uint32_t token = item / sp.chunksPerToken;
+    const int32_t h0 =
+        int32_t(item - token * sp.chunksPerToken) * sp.chunkHeads;
+    const int32_t heads = min(sp.chunkHeads, p.numHeads - h0);
+    const uint32_t bytes = uint32_t(heads * p.headDim * int32_t(sizeof(T)));
+    const T *src = static_cast<const T *>(p.qkv) +
+                   (int64_t(token) * p.numHeads + h0) * p.headDim;
+    mbarArriveExpectTx(ring.fullBar(s), bytes + sp.csBytes);
+    bulkCopyToShared(ring.stage(s), src, bytes, ring.fullBar(s));
+  };
+  // The first stages' activation copies need no per-token value.
+  const uint32_t early = min(myItems, uint32_t(kStages));
+  if (lane == 0)
+    for (uint32_t i = 0; i < early; ++i)
+      start(i);
+  for (uint32_t base = 0; base < myItems; base += 32) {
+    ItemLookup mine;
+    if (base + lane < myItems)
+      mine = lookupItem(sp, itemOf(base + lane));
+    const uint32_t n = min(32u, myItems - base);
+    for (uint32_t j = 0; j < n; ++j) {
+      const int64_t kOffset = __shfl_sync(~0u, mine.kOffset, j);
+      const int32_t write = __shfl_sync(~0u, mine.write, j);
+      const auto csRow = reinterpret_cast<const float *>(__shfl_sync(
+          ~0u, reinterpret_cast<unsigned long long>(mine.csRow), j));
+      if (lane != 0)
+        continue;
+      const uint32_t i = base + j, s = i % kStages;
+      if (i >= early)
+        start(i);
+      ring.meta[s] = StageMeta{kOffset, write, 0};
+      bulkCopyToShared(ring.stage(s) + sp.csOffset, csRow, sp.csBytes,
+                       ring.fullBar(s));
+      mbarArrive(ring.fullBar(s));
+    }
+  }
+}
+
+/// Rotates and stores one stage: consumer thread `ctid` owns elements
+/// 8 * (ctid % kLanes) .. + 7 of heads h0 + ctid / kLanes, then every
+/// kConsumers / kLanes heads after it.
+template <typename T, int kLanes>
+__device__ void consumeStage(const StreamParams &sp, const Ring &ring,
+                             uint32_t s, uint32_t item, const StageMeta &m,
+                             int ctid) {
+  const Params &p = sp.p;
+  constexpr int kGroups = kConsumers / kLanes;
+  const int lane = ctid % kLanes;
+  const bool active = lane * kVec < p.headDim;
+  const unsigned groupMask =
+      kLanes == 32 ? 0xffffffffu
+                   : ((1u << kLanes) - 1u) << ((ctid % 32) & ~(kLanes - 1));
+  const bool packed = p.variant == RopeKvVariant::Packed;
+  const uint32_t token = item / sp.chunksPerToken;
+  const int32_t h0 = int32_t(item - token * sp.chunksPerToken) * sp.chunkHeads;
+  const int32_t h1 = min(h0 + sp.chunkHeads, p.numHeads);
+  const uint32_t stage = ring.stage(s);
+  const uint32_t cs = stage + sp.csOffset;
+  const LaneRotation rot(p, lane, [&](int i) {
+    const uint4 v = loadShared16(cs + 4 * i);
+    return make_float4(__uint_as_float(v.x), __uint_as_float(v.y),
+                       __uint_as_float(v.z), __uint_as_float(v.w));
+  });
+  const int64_t headStride =
+      p.paged ? int64_t(p.blockSize) * p.headDim : p.capacity * p.headDim;
+  const int64_t vDelta = p.paged ? 0 : p.numKvHeads * headStride;
+  T *tokenRow = static_cast<T *>(p.qkv) +
+                int64_t(token) * p.numHeads * p.headDim + lane * kVec;
+
+  for (int32_t head = h0 + ctid / kLanes; head < h1; head += kGroups) {
+    const uint32_t row = stage + uint32_t((head - h0) * p.headDim) * sizeof(T);
+    const uint4 raw = active ? loadShared16(row + lane * 16) : uint4{};
+    const bool isQ = head < p.numQHeads;
+    const bool isV = head >= p.numQHeads + p.numKvHeads;
+    const int32_t kvHead =
+        isV ? head - p.numQHeads - p.numKvHeads : head - p.numQHeads;
+    T *cacheDst = nullptr;
+    if (!isQ && m.kOffset >= 0)
+      cacheDst = static_cast<T *>(isV && p.paged ? p.vCache : p.kCache) +
+                 m.kOffset + kvHead * headStride + (isV ? vDelta : 0) +
+                 lane * kVec;
+    if (isV) {
+      if (cacheDst && active)
+        store16(cacheDst, raw);
+      continue;
+    }
+
+    float x[kVec], y[kVec];
+    Vec<T>::unpack(raw, x);
+    float scale = 1.0f;
+    const T *weight = static_cast<const T *>(isQ ? p.qWeight : p.kWeight);
+    if (p.norm) {
+      uint4 wRaw{};
+      if (active)
+        wRaw = __ldg(reinterpret_cast<const uint4 *>(weight + lane * kVec));
+      float sumSq = 0.0f;
+#pragma unroll
+      for (int i = 0; i < kVec; ++i)
+        sumSq += x[i] * x[i];
+#pragma unroll
+      for (int offset = kLanes / 2; offset > 0; offset /= 2)
+        sumSq += __shfl_xor_sync(groupMask, sumSq, offset, kLanes);
+      scale = rsqrtf(sumSq * p.invHeadDim + p.eps);
+      float w[kVec];
+      Vec<T>::unpack(wRaw, w);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i)
+        x[i] = x[i] * scale * w[i];
+    }
+    // Neox: element i pairs with i + rotaryDim / 2, read from the stage.
+    if (p.neox && rot.rotating) {
+      Vec<T>::unpack(loadShared16(row + rot.partner * 16), y);
+      if (p.norm) {
+        float w[kVec];
+        Vec<T>::unpack(
+            __ldg(reinterpret_cast<const uint4 *>(weight + rot.partner * kVec)),
+            w);
+#pragma unroll
+        for (int i = 0; i < kVec; ++i)
+          y[i] = y[i] * scale * w[i];
+      }
+    }
+    rot.apply(p, x, y);
+    if (!active)
+      continue;
+
+    const uint4 out = Vec<T>::pack(x);
+    if (packed)
+      store16(tokenRow + int64_t(head) * p.headDim, out);
+    else if (isQ)
+      store16(static_cast<T *>(p.qOut) +
+                  (int64_t(token) * p.numQHeads + head) * p.headDim +
+                  lane * kVec,
+              out);
+    if (cacheDst)
+      store16(cacheDst, out);
+  }
+}
+
+template <typename T, int kLanes>
+__global__ void __launch_bounds__(kStreamThreads)
+    ropeKvStreamedKernel(const __grid_constant__ StreamParams sp) {
+  extern __shared__ __align__(128) uint8_t smem[];
+  const uint32_t base = uint32_t(__cvta_generic_to_shared(smem));
+  Ring ring;
+  ring.stages = base;
+  ring.stageBytes = sp.stageBytes;
+  ring.meta = reinterpret_cast<StageMeta *>(smem + kStages * sp.stageBytes);
+  ring.full = base + kStages * sp.stageBytes + kStages * sizeof(StageMeta);
+  if (threadIdx.x == 0) {
+    for (uint32_t s = 0; s < kStages; ++s) {
+      mbarInit(ring.fullBar(s), 2);
+      mbarInit(ring.emptyBar(s), kConsumerWarps);
+    }
+    mbarInitFence();
+  }
+  __syncthreads();
+  pdlWait();
+  pdlLaunchDependents();
+
+  const int warp = threadIdx.x / 32;
+  if (warp == kConsumerWarps) {
+    produce<T>(sp, ring, threadIdx.x % 32);
+    return;
+  }
+  uint32_t i = 0;
+  for (uint32_t item = blockIdx.x; item < sp.numItems; item += gridDim.x, ++i) {
+    const uint32_t s = i % kStages;
+    mbarWait(ring.fullBar(s), (i / kStages) & 1);
+    const StageMeta m = ring.meta[s];
+    if (m.write)
+      consumeStage<T, kLanes>(sp, ring, s, item, m, threadIdx.x);
+    __syncwarp();
+    if (threadIdx.x % 32 == 0)
+      mbarArrive(ring.emptyBar(s));
+  }
+}
+
+template <typename T, int kLanes>
+cudaError_t launchLanes(const StreamParams &sp, unsigned blocks, size_t smem,
+                        cudaStream_t stream) {
+  auto kernel = ropeKvStreamedKernel<T, kLanes>;
+  // A per-function setting, legal (and cheap) under stream capture.
+  if (cudaError_t e = cudaFuncSetAttribute(
+          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+      e != cudaSuccess)
+    return e;
+  return launchDependent(kernel, dim3(blocks), dim3(kStreamThreads), smem,
+                         stream, sp);
+}
+
+template <typename T>
+cudaError_t launchTyped(const StreamParams &sp, unsigned blocks, size_t smem,
+                        cudaStream_t stream) {
+  const int vectors = sp.p.headDim / kVec;
+  if (vectors <= 4)
+    return launchLanes<T, 4>(sp, blocks, smem, stream);
+  if (vectors <= 8)
+    return launchLanes<T, 8>(sp, blocks, smem, stream);
+  if (vectors <= 16)
+    return launchLanes<T, 16>(sp, blocks, smem, stream);
+  return launchLanes<T, 32>(sp, blocks, smem, stream);
+}
+
+uint32_t alignUp(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+
+} // namespace
+
+cudaError_t launchStreamed(const Params &p, bool bf16, const DeviceLimits &dev,
+                           cudaStream_t stream) {
+  StreamParams sp{};
+  sp.p = p;
+  const int64_t headBytes = int64_t(p.headDim) * 2; // fp16 and bf16 alike
+  const int32_t maxChunkHeads =
+      int32_t(std::max<int64_t>(1, kMaxChunkBytes / headBytes));
+  sp.chunksPerToken =
+      uint32_t((p.numHeads + maxChunkHeads - 1) / maxChunkHeads);
+  sp.chunkHeads =
+      int32_t((p.numHeads + sp.chunksPerToken - 1) / sp.chunksPerToken);
+  sp.numItems = p.numTokens * sp.chunksPerToken;
+  sp.csOffset = alignUp(uint32_t(sp.chunkHeads * headBytes), 128);
+  sp.csBytes = uint32_t(p.rotaryDim) * 4;
+  sp.stageBytes = alignUp(sp.csOffset + sp.csBytes, 128);
+  const size_t smem =
+      size_t(kStages) * (sp.stageBytes + sizeof(StageMeta) + 16);
+  // Each resident block also reserves 1 KB of the SM's shared memory.
+  const int perSm =
+      std::clamp(int(dev.smemPerSm / (smem + 1024)), 1, kMaxBlocksPerSm);
+  const unsigned blocks =
+      unsigned(std::min<uint64_t>(sp.numItems, uint64_t(dev.sms) * perSm));
+  return bf16 ? launchTyped<__nv_bfloat16>(sp, blocks, smem, stream)
+              : launchTyped<__half>(sp, blocks, smem, stream);
+}
+
+} // namespace strata::kernels::rope_detail
