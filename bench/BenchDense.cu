@@ -6,11 +6,15 @@
 // Memory-bound kernels count each input read once and each output written
 // once, against the copy ceiling (4.25 TB/s). Decode GEMMs count the weight
 // bytes (plus x and y) against the read ceiling (4.14 TB/s); large GEMMs
-// also report TFLOP/s against ~790 TFLOP/s (bf16, measured). Argmax and
-// sampling report time per call inside a CUDA graph. Inputs rotate over
-// enough sets that none is still in L2 when it comes round again.
+// also report TFLOP/s against ~790 TFLOP/s (bf16, measured). Read-only rows
+// stream each decode projection's weight bytes with no arithmetic: what a
+// decode GEMV of that size can reach per call, kernel boundaries included.
+// Argmax and sampling report time per call inside a CUDA graph. Inputs
+// rotate over enough sets that none is still in L2 when it comes round
+// again.
 #include "bench/BenchUtil.h"
 #include "kernels/common/DependentLaunch.h"
+#include "kernels/common/Pdl.cuh"
 #include "kernels/elementwise/Elementwise.h"
 #include "kernels/gemm/Gemm.h"
 #include "kernels/norm/RmsNorm.h"
@@ -162,6 +166,67 @@ void benchMemoryBound(const BenchOptions &o, BenchReport &report,
   }
 }
 
+// A plain streaming read of `vecs` 16-byte vectors (one per thread and
+// step, four steps in flight), launched like the GEMV: dependent launch,
+// everything read before the wait, one word per block written after it.
+// Per call in a graph, it is what any decode GEMV over the same bytes could
+// reach on this machine, kernel boundaries included.
+__global__ void __launch_bounds__(512)
+    readOnly(const uint4 *p, int64_t vecs, uint32_t *out) {
+  uint32_t acc = 0;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  for (; i + 3 * stride < vecs; i += 4 * stride) {
+    uint4 v[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      v[j] = __ldcs(p + i + j * stride);
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+  }
+  for (; i < vecs; i += stride) {
+    const uint4 v = __ldcs(p + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  pdlWait();
+  pdlLaunchDependents();
+  acc = __reduce_xor_sync(~0u, acc);
+  if (threadIdx.x % 32 == 0)
+    atomicXor(out + blockIdx.x, acc);
+}
+
+// The same bytes read in 64-byte pieces from 8 rows per warp load, with all
+// 16-row slabs at the same columns at once (the access pattern of a GEMV
+// whose threads each read back exactly what they copied): the reference for
+// why the GEMV copies whole 512-byte row segments instead.
+__global__ void __launch_bounds__(512)
+    readRowPieces(const uint4 *p, int64_t n, int kv, uint32_t *out) {
+  uint32_t acc = 0;
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int64_t warps = int64_t(gridDim.x) * blockDim.x / 32;
+  const int64_t gw = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32;
+  const int64_t slabs = n / 16, units = slabs * (kv / 4);
+  for (int64_t u = gw; u < units; u += 2 * warps) {
+    uint4 v[4];
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int64_t uu = u + j * warps < units ? u + j * warps : u;
+      const uint4 *r0 = p + ((uu % slabs) * 16 + g) * kv + 4 * (uu / slabs) + t;
+      v[2 * j] = __ldcs(r0);
+      v[2 * j + 1] = __ldcs(r0 + 8 * kv);
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+  }
+  pdlWait();
+  pdlLaunchDependents();
+  acc = __reduce_xor_sync(~0u, acc);
+  if (threadIdx.x % 32 == 0)
+    atomicXor(out + blockIdx.x, acc);
+}
+
 struct Proj {
   const char *name;
   int64_t n, k;
@@ -210,6 +275,51 @@ void benchGemm(const BenchOptions &o, BenchReport &report, GemmRunner &runner,
                 "m " + std::to_string(m) + ", n " + std::to_string(p.n) +
                     ", k " + std::to_string(p.k),
                 bytes, us, "read", note});
+  }
+}
+
+/// The read-only reference over each decode projection's weight bytes.
+void benchReadOnly(const BenchOptions &o, BenchReport &report, cudaStream_t s) {
+  int sms = 0;
+  BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const unsigned blocks = unsigned(sms) * 4;
+  Buf<int32_t> out(blocks, 0, 1.f); // zeros
+  for (const Proj &p : kLlama8B) {
+    std::string name = std::string("linear read-only ") + p.name;
+    if (!o.wants(name))
+      continue;
+    const double bytes = double(p.n) * p.k * 2;
+    const int sets = rotatingSets(bytes);
+    std::vector<std::unique_ptr<Bf16Buf>> w;
+    for (int i = 0; i < sets; ++i)
+      w.push_back(std::make_unique<Bf16Buf>(p.n * p.k, i, 0.05f));
+    auto run = [&](int i) {
+      BENCH_CUDA(launchDependent(
+          readOnly, dim3(blocks), dim3(512), 0, s,
+          reinterpret_cast<const uint4 *>(w[i % sets]->p), int64_t(bytes / 16),
+          reinterpret_cast<uint32_t *>(out.p)));
+    };
+    run(0);
+    BENCH_CUDA(cudaStreamSynchronize(s));
+    const double us =
+        graphMedianUsPerCall(s, std::max(sets, 20), o.quick ? 5 : 50, run);
+    const std::string shape =
+        "n " + std::to_string(p.n) + ", k " + std::to_string(p.k);
+    report.add({name, shape, bytes, us, "read",
+                "plain read of the weight bytes (graph, per call): what a "
+                "decode GEMV of this size can reach"});
+    auto runPieces = [&](int i) {
+      BENCH_CUDA(
+          launchDependent(readRowPieces, dim3(blocks), dim3(512), 0, s,
+                          reinterpret_cast<const uint4 *>(w[i % sets]->p), p.n,
+                          int(p.k / 8), reinterpret_cast<uint32_t *>(out.p)));
+    };
+    runPieces(0);
+    BENCH_CUDA(cudaStreamSynchronize(s));
+    report.add({name + ", 64-byte row pieces", shape, bytes,
+                graphMedianUsPerCall(s, std::max(sets, 20), o.quick ? 5 : 50,
+                                     runPieces),
+                "read", "8 rows x 64 B per warp load (graph, per call)"});
   }
 }
 
@@ -283,6 +393,7 @@ int main(int argc, char **argv) {
     benchMemoryBound(o, report, s, tokens);
   GemmRunner runner;
   check(runner.init());
+  benchReadOnly(o, report, s);
   for (int64_t m : {1, 4, 8, 16}) {
     benchGemm(o, report, runner, s, m, GemmPath::CublasLt, "cublasLt");
     benchGemm(o, report, runner, s, m, GemmPath::Gemv, "gemv");

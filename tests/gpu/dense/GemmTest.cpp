@@ -129,6 +129,9 @@ TEST_CASE("decode-shape GEMV matches a float64 reference",
       // Two row tiles per warp (m > 4), one and two token tiles.
       {5, 300, 1000, true},
       {12, 4100, 264, false, true, false, true},
+      // Three row tiles (48-row blocks balance 6100 rows over 132 SMs),
+      // with a partly filled last block and two token tiles.
+      {11, 6100, 1032, true},
       // Many blocks per SM (shallow ring, several waves) and a long k
       // (deep ring).
       {2, 20000, 72},
