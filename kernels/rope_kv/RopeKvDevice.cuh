@@ -154,16 +154,24 @@ struct LaneRotation {
   int partner = 0; // neox: the lane owning the paired elements
   float c[kVec], s[kVec];
 
+  static __device__ __forceinline__ bool rotates(const Params &p, int lane) {
+    return p.neox ? lane < p.rotaryDim / kVec : lane * kVec < p.rotaryDim;
+  }
+  static __device__ __forceinline__ int partnerOf(const Params &p, int lane) {
+    const int lanesPerHalf = p.rotaryDim / (2 * kVec);
+    if (!p.neox || !rotates(p, lane))
+      return lane;
+    return lane < lanesPerHalf ? lane + lanesPerHalf : lane - lanesPerHalf;
+  }
+
   template <typename Load4>
   __device__ __forceinline__ LaneRotation(const Params &p, int lane,
                                           Load4 load4) {
     const int32_t half = p.rotaryDim / 2;
     const int lanesPerHalf = p.rotaryDim / (2 * kVec);
     const bool first = lane < lanesPerHalf;
-    rotating = p.neox ? lane < 2 * lanesPerHalf : lane * kVec < p.rotaryDim;
-    partner = !p.neox || !rotating
-                  ? lane
-                  : (first ? lane + lanesPerHalf : lane - lanesPerHalf);
+    rotating = rotates(p, lane);
+    partner = partnerOf(p, lane);
 #pragma unroll
     for (int i = 0; i < kVec; ++i)
       c[i] = s[i] = 0.0f;

@@ -170,13 +170,45 @@ __device__ void produce(const StreamParams &sp, const Ring &ring, int lane) {
   }
 }
 
+/// QK-norm weights of a consumer lane's elements and of its neox partner's,
+/// the same for every head and item: loaded once.
+struct NormWeights {
+  uint4 q{}, k{}, qPartner{}, kPartner{};
+};
+
+// Selected word by word: a conditional over the structs themselves would
+// take their addresses and put them in local memory.
+__device__ __forceinline__ uint4 select(bool first, const uint4 &a,
+                                        const uint4 &b) {
+  return make_uint4(first ? a.x : b.x, first ? a.y : b.y, first ? a.z : b.z,
+                    first ? a.w : b.w);
+}
+
+template <typename T>
+__device__ NormWeights loadNormWeights(const Params &p, int lane) {
+  NormWeights w;
+  if (!p.norm || lane * kVec >= p.headDim)
+    return w;
+  const int partner = LaneRotation::partnerOf(p, lane);
+  auto at = [](const void *weights, int l) {
+    return __ldg(reinterpret_cast<const uint4 *>(
+        static_cast<const T *>(weights) + l * kVec));
+  };
+  w.q = at(p.qWeight, lane);
+  w.k = at(p.kWeight, lane);
+  w.qPartner = at(p.qWeight, partner);
+  w.kPartner = at(p.kWeight, partner);
+  return w;
+}
+
 /// Rotates and stores one stage: consumer thread `ctid` owns elements
 /// 8 * (ctid % kLanes) .. + 7 of heads h0 + ctid / kLanes, then every
 /// kConsumers / kLanes heads after it.
 template <typename T, int kLanes>
-__device__ void consumeStage(const StreamParams &sp, const Ring &ring,
-                             uint32_t s, uint32_t item, const StageMeta &m,
-                             int ctid) {
+__device__ __forceinline__ void consumeStage(const StreamParams &sp,
+                                             const Ring &ring, uint32_t s,
+                                             uint32_t item, const StageMeta &m,
+                                             const NormWeights &nw, int ctid) {
   const Params &p = sp.p;
   constexpr int kGroups = kConsumers / kLanes;
   const int lane = ctid % kLanes;
@@ -189,9 +221,9 @@ __device__ void consumeStage(const StreamParams &sp, const Ring &ring,
   const int32_t h0 = int32_t(item - token * sp.chunksPerToken) * sp.chunkHeads;
   const int32_t h1 = min(h0 + sp.chunkHeads, p.numHeads);
   const uint32_t stage = ring.stage(s);
-  const uint32_t cs = stage + sp.csOffset;
+  auto load16 = [&](uint32_t offset) { return loadShared16(stage + offset); };
   const LaneRotation rot(p, lane, [&](int i) {
-    const uint4 v = loadShared16(cs + 4 * i);
+    const uint4 v = load16(sp.csOffset + 4 * i);
     return make_float4(__uint_as_float(v.x), __uint_as_float(v.y),
                        __uint_as_float(v.z), __uint_as_float(v.w));
   });
@@ -202,8 +234,8 @@ __device__ void consumeStage(const StreamParams &sp, const Ring &ring,
                 int64_t(token) * p.numHeads * p.headDim + lane * kVec;
 
   for (int32_t head = h0 + ctid / kLanes; head < h1; head += kGroups) {
-    const uint32_t row = stage + uint32_t((head - h0) * p.headDim) * sizeof(T);
-    const uint4 raw = active ? loadShared16(row + lane * 16) : uint4{};
+    const uint32_t row = uint32_t((head - h0) * p.headDim) * sizeof(T);
+    const uint4 raw = active ? load16(row + lane * 16) : uint4{};
     const bool isQ = head < p.numQHeads;
     const bool isV = head >= p.numQHeads + p.numKvHeads;
     const int32_t kvHead =
@@ -222,11 +254,7 @@ __device__ void consumeStage(const StreamParams &sp, const Ring &ring,
     float x[kVec], y[kVec];
     Vec<T>::unpack(raw, x);
     float scale = 1.0f;
-    const T *weight = static_cast<const T *>(isQ ? p.qWeight : p.kWeight);
     if (p.norm) {
-      uint4 wRaw{};
-      if (active)
-        wRaw = __ldg(reinterpret_cast<const uint4 *>(weight + lane * kVec));
       float sumSq = 0.0f;
 #pragma unroll
       for (int i = 0; i < kVec; ++i)
@@ -236,19 +264,17 @@ __device__ void consumeStage(const StreamParams &sp, const Ring &ring,
         sumSq += __shfl_xor_sync(groupMask, sumSq, offset, kLanes);
       scale = rsqrtf(sumSq * p.invHeadDim + p.eps);
       float w[kVec];
-      Vec<T>::unpack(wRaw, w);
+      Vec<T>::unpack(select(isQ, nw.q, nw.k), w);
 #pragma unroll
       for (int i = 0; i < kVec; ++i)
         x[i] = x[i] * scale * w[i];
     }
     // Neox: element i pairs with i + rotaryDim / 2, read from the stage.
     if (p.neox && rot.rotating) {
-      Vec<T>::unpack(loadShared16(row + rot.partner * 16), y);
+      Vec<T>::unpack(load16(row + rot.partner * 16), y);
       if (p.norm) {
         float w[kVec];
-        Vec<T>::unpack(
-            __ldg(reinterpret_cast<const uint4 *>(weight + rot.partner * kVec)),
-            w);
+        Vec<T>::unpack(select(isQ, nw.qPartner, nw.kPartner), w);
 #pragma unroll
         for (int i = 0; i < kVec; ++i)
           y[i] = y[i] * scale * w[i];
@@ -297,13 +323,14 @@ __global__ void __launch_bounds__(kStreamThreads)
     produce<T>(sp, ring, threadIdx.x % 32);
     return;
   }
+  const NormWeights nw = loadNormWeights<T>(sp.p, threadIdx.x % kLanes);
   uint32_t i = 0;
   for (uint32_t item = blockIdx.x; item < sp.numItems; item += gridDim.x, ++i) {
     const uint32_t s = i % kStages;
     mbarWait(ring.fullBar(s), (i / kStages) & 1);
     const StageMeta m = ring.meta[s];
     if (m.write)
-      consumeStage<T, kLanes>(sp, ring, s, item, m, threadIdx.x);
+      consumeStage<T, kLanes>(sp, ring, s, item, m, nw, threadIdx.x);
     __syncwarp();
     if (threadIdx.x % 32 == 0)
       mbarArrive(ring.emptyBar(s));
