@@ -42,7 +42,7 @@ struct EngineOptions {
   bool cudaGraphs = true;
   /// CUDA: see CudaBackendOptions::dependentLaunch and ::decodeGemv.
   bool cudaDependentLaunch = true;
-  bool cudaDecodeGemv = false;
+  bool cudaDecodeGemv = true;
   /// Copy each request's last logits row into its result (a device-to-host
   /// copy of [batch, vocab] fp32 per step on the GPU; benchmarks turn it
   /// off).

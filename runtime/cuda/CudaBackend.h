@@ -43,9 +43,9 @@ struct CudaBackendOptions {
   /// (kernels/common/DependentLaunch.h). Process-wide: the last backend
   /// created decides.
   bool dependentLaunch = true;
-  /// Linear layers of at most 16 tokens on the streaming GEMV instead of
-  /// cuBLASLt (kernels/gemm/Gemm.h); off by default.
-  bool decodeGemv = false;
+  /// Linear layers of at most 16 tokens on the streaming GEMV (default)
+  /// rather than cuBLASLt (kernels/gemm/Gemm.h).
+  bool decodeGemv = true;
   /// A `.safetensors` file or index to stream the weights from, one tensor
   /// at a time (converted on the host, uploaded, dropped); empty draws the
   /// plan's random weights on the device.

@@ -30,8 +30,8 @@ void addBenchOptions(ArgParser &parser) {
   parser.addFlag("no-dependent-launch",
                  "CUDA: launch each kernel only after the previous one has "
                  "finished (no programmatic dependent launch)");
-  parser.addFlag("gemv", "CUDA: run linear layers of at most 16 tokens on "
-                         "the streaming GEMV instead of cuBLASLt");
+  parser.addFlag("no-gemv", "CUDA: run linear layers of at most 16 tokens "
+                            "on cuBLASLt instead of the streaming GEMV");
   parser.addOption("weights", "PATH",
                    "load the weights from a .safetensors file or a "
                    "model.safetensors.index.json (default: the model's "
@@ -101,7 +101,7 @@ int parseBenchSettings(const std::string &tool, const ArgParser &parser,
                  parser.get("bandwidth-gbs") + "'");
   s.cudaGraphs = !parser.has("no-graphs");
   s.dependentLaunch = !parser.has("no-dependent-launch");
-  s.decodeGemv = parser.has("gemv");
+  s.decodeGemv = !parser.has("no-gemv");
   if (parser.has("weights")) {
     s.weightsPath = parser.get("weights");
     if (s.weightsPath.empty())
@@ -134,7 +134,7 @@ int parseBenchSettings(const std::string &tool, const ArgParser &parser,
   s.deviceName =
       s.device == Device::Cuda ? query.devices.front().name : cpuModel();
   // Settings of the CUDA backend would be ignored on the CPU: refuse them.
-  for (const char *flag : {"no-graphs", "no-dependent-launch", "gemv"})
+  for (const char *flag : {"no-graphs", "no-dependent-launch", "no-gemv"})
     if (parser.has(flag) && s.device != Device::Cuda)
       return usage(std::string("--") + flag +
                    " applies to --device cuda only (the device is cpu: " +

@@ -17,7 +17,7 @@
 namespace strata::tools {
 
 /// Declares --prompt-tokens, --gen-tokens, --batch, --repetitions,
-/// --device, --no-graphs, --no-dependent-launch, --gemv, --weights, --output and --bandwidth-gbs.
+/// --device, --no-graphs, --no-dependent-launch, --no-gemv, --weights, --output and --bandwidth-gbs.
 void addBenchOptions(ArgParser &parser);
 
 struct BenchSettings {
@@ -30,7 +30,7 @@ struct BenchSettings {
   std::string deviceWhy;  ///< why this device was picked
   bool cudaGraphs = true;
   bool dependentLaunch = true; ///< off with --no-dependent-launch
-  bool decodeGemv = false;     ///< on with --gemv
+  bool decodeGemv = true;      ///< off with --no-gemv
   bool json = false;
   double bandwidthGBs = 4140.0;
   /// --weights; empty: the caller's default.
