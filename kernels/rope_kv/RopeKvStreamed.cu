@@ -170,10 +170,41 @@ __device__ void produce(const StreamParams &sp, const Ring &ring, int lane) {
   }
 }
 
-/// QK-norm weights of a consumer lane's elements and of its neox partner's,
-/// the same for every head and item: loaded once.
+/// A consumer lane's unit of a head: under neox the pair of vectors u and
+/// u + P (P = rotaryDim / 16) for u < P, which rotate into each other, then
+/// the vectors from rotaryDim / 8 on, one per unit; under gptj every vector
+/// is a unit (its pairs lie inside it). Holding both halves of a pair, a
+/// lane loads, normalises and rotates each element once and shares the
+/// cos/sin values between them.
+struct Unit {
+  int v0 = 0;          // the unit's (first) vector
+  int v1 = -1;         // neox: the paired vector; -1 for a single vector
+  bool active = false; // lanes past the head's units idle
+  bool rotating = false;
+
+  __device__ Unit(const Params &p, int lane) {
+    const int pairs = p.neox ? p.rotaryDim / (2 * kVec) : 0;
+    active = lane < p.headDim / kVec - pairs;
+    if (lane < pairs) {
+      v0 = lane;
+      v1 = lane + pairs;
+      rotating = true;
+    } else {
+      v0 = lane + pairs;
+      rotating = !p.neox && v0 * kVec < p.rotaryDim;
+    }
+  }
+};
+
+/// Units per head: the lane group width the kernel is instantiated for.
+int unitsPerHead(const Params &p) {
+  return p.headDim / kVec - (p.neox ? p.rotaryDim / (2 * kVec) : 0);
+}
+
+/// QK-norm weights of a lane's one or two vectors, the same for every head
+/// and item: loaded once.
 struct NormWeights {
-  uint4 q{}, k{}, qPartner{}, kPartner{};
+  uint4 q0{}, k0{}, q1{}, k1{};
 };
 
 // Selected word by word: a conditional over the structs themselves would
@@ -185,115 +216,149 @@ __device__ __forceinline__ uint4 select(bool first, const uint4 &a,
 }
 
 template <typename T>
-__device__ NormWeights loadNormWeights(const Params &p, int lane) {
+__device__ NormWeights loadNormWeights(const Params &p, const Unit &u) {
   NormWeights w;
-  if (!p.norm || lane * kVec >= p.headDim)
+  if (!p.norm || !u.active)
     return w;
-  const int partner = LaneRotation::partnerOf(p, lane);
-  auto at = [](const void *weights, int l) {
+  auto at = [](const void *weights, int v) {
     return __ldg(reinterpret_cast<const uint4 *>(
-        static_cast<const T *>(weights) + l * kVec));
+        static_cast<const T *>(weights) + v * kVec));
   };
-  w.q = at(p.qWeight, lane);
-  w.k = at(p.kWeight, lane);
-  w.qPartner = at(p.qWeight, partner);
-  w.kPartner = at(p.kWeight, partner);
+  w.q0 = at(p.qWeight, u.v0);
+  w.k0 = at(p.kWeight, u.v0);
+  if (u.v1 >= 0) {
+    w.q1 = at(p.qWeight, u.v1);
+    w.k1 = at(p.kWeight, u.v1);
+  }
   return w;
 }
 
-/// Rotates and stores one stage: consumer thread `ctid` owns elements
-/// 8 * (ctid % kLanes) .. + 7 of heads h0 + ctid / kLanes, then every
-/// kConsumers / kLanes heads after it.
+/// Rotates and stores one stage: consumer thread `ctid` owns unit
+/// ctid % kLanes of heads h0 + ctid / kLanes, then of every kConsumers /
+/// kLanes heads after it.
 template <typename T, int kLanes>
-__device__ __forceinline__ void consumeStage(const StreamParams &sp,
-                                             const Ring &ring, uint32_t s,
-                                             uint32_t item, const StageMeta &m,
-                                             const NormWeights &nw, int ctid) {
+__device__ __forceinline__ void
+consumeStage(const StreamParams &sp, const Ring &ring, uint32_t s,
+             uint32_t item, const StageMeta &m, const Unit &u,
+             const NormWeights &nw, int ctid) {
   const Params &p = sp.p;
   constexpr int kGroups = kConsumers / kLanes;
-  const int lane = ctid % kLanes;
-  const bool active = lane * kVec < p.headDim;
   const unsigned groupMask =
       kLanes == 32 ? 0xffffffffu
                    : ((1u << kLanes) - 1u) << ((ctid % 32) & ~(kLanes - 1));
   const bool packed = p.variant == RopeKvVariant::Packed;
+  const bool paired = u.v1 >= 0;
   const uint32_t token = item / sp.chunksPerToken;
   const int32_t h0 = int32_t(item - token * sp.chunksPerToken) * sp.chunkHeads;
   const int32_t h1 = min(h0 + sp.chunkHeads, p.numHeads);
   const uint32_t stage = ring.stage(s);
-  auto load16 = [&](uint32_t offset) { return loadShared16(stage + offset); };
-  const LaneRotation rot(p, lane, [&](int i) {
-    const uint4 v = load16(sp.csOffset + 4 * i);
-    return make_float4(__uint_as_float(v.x), __uint_as_float(v.y),
-                       __uint_as_float(v.z), __uint_as_float(v.w));
-  });
+
+  // cos/sin of the unit: frequencies 8 v0 .. 8 v0 + 7 for a neox pair,
+  // 4 v0 .. 4 v0 + 3 for a gptj vector.
+  float c[kVec], sn[kVec];
+  if (u.rotating) {
+    const int half = p.rotaryDim / 2;
+    const int f0 = paired ? u.v0 * kVec : u.v0 * (kVec / 2);
+#pragma unroll
+    for (int h = 0; h < kVec; h += 4) {
+      if (paired || h == 0) {
+        const uint4 cv = loadShared16(stage + sp.csOffset + 4 * (f0 + h));
+        const uint4 sv =
+            loadShared16(stage + sp.csOffset + 4 * (half + f0 + h));
+        c[h] = __uint_as_float(cv.x), c[h + 1] = __uint_as_float(cv.y);
+        c[h + 2] = __uint_as_float(cv.z), c[h + 3] = __uint_as_float(cv.w);
+        sn[h] = __uint_as_float(sv.x), sn[h + 1] = __uint_as_float(sv.y);
+        sn[h + 2] = __uint_as_float(sv.z), sn[h + 3] = __uint_as_float(sv.w);
+      }
+    }
+  }
   const int64_t headStride =
       p.paged ? int64_t(p.blockSize) * p.headDim : p.capacity * p.headDim;
   const int64_t vDelta = p.paged ? 0 : p.numKvHeads * headStride;
-  T *tokenRow = static_cast<T *>(p.qkv) +
-                int64_t(token) * p.numHeads * p.headDim + lane * kVec;
 
   for (int32_t head = h0 + ctid / kLanes; head < h1; head += kGroups) {
-    const uint32_t row = uint32_t((head - h0) * p.headDim) * sizeof(T);
-    const uint4 raw = active ? load16(row + lane * 16) : uint4{};
+    const uint32_t row = stage + uint32_t((head - h0) * p.headDim) * sizeof(T);
+    uint4 raw0{}, raw1{};
+    if (u.active) {
+      raw0 = loadShared16(row + u.v0 * 16);
+      if (paired)
+        raw1 = loadShared16(row + u.v1 * 16);
+    }
     const bool isQ = head < p.numQHeads;
     const bool isV = head >= p.numQHeads + p.numKvHeads;
     const int32_t kvHead =
         isV ? head - p.numQHeads - p.numKvHeads : head - p.numQHeads;
-    T *cacheDst = nullptr;
+    T *cacheRow = nullptr;
     if (!isQ && m.kOffset >= 0)
-      cacheDst = static_cast<T *>(isV && p.paged ? p.vCache : p.kCache) +
-                 m.kOffset + kvHead * headStride + (isV ? vDelta : 0) +
-                 lane * kVec;
+      cacheRow = static_cast<T *>(isV && p.paged ? p.vCache : p.kCache) +
+                 m.kOffset + kvHead * headStride + (isV ? vDelta : 0);
     if (isV) {
-      if (cacheDst && active)
-        store16(cacheDst, raw);
+      if (cacheRow && u.active) {
+        store16(cacheRow + u.v0 * kVec, raw0);
+        if (paired)
+          store16(cacheRow + u.v1 * kVec, raw1);
+      }
       continue;
     }
 
     float x[kVec], y[kVec];
-    Vec<T>::unpack(raw, x);
-    float scale = 1.0f;
+    Vec<T>::unpack(raw0, x);
+    Vec<T>::unpack(raw1, y);
     if (p.norm) {
       float sumSq = 0.0f;
 #pragma unroll
       for (int i = 0; i < kVec; ++i)
-        sumSq += x[i] * x[i];
+        sumSq += x[i] * x[i] + y[i] * y[i]; // y is zero unless paired
 #pragma unroll
       for (int offset = kLanes / 2; offset > 0; offset /= 2)
         sumSq += __shfl_xor_sync(groupMask, sumSq, offset, kLanes);
-      scale = rsqrtf(sumSq * p.invHeadDim + p.eps);
-      float w[kVec];
-      Vec<T>::unpack(select(isQ, nw.q, nw.k), w);
+      const float scale = rsqrtf(sumSq * p.invHeadDim + p.eps);
+      float w0[kVec], w1[kVec];
+      Vec<T>::unpack(select(isQ, nw.q0, nw.k0), w0);
+      Vec<T>::unpack(select(isQ, nw.q1, nw.k1), w1);
 #pragma unroll
-      for (int i = 0; i < kVec; ++i)
-        x[i] = x[i] * scale * w[i];
-    }
-    // Neox: element i pairs with i + rotaryDim / 2, read from the stage.
-    if (p.neox && rot.rotating) {
-      Vec<T>::unpack(load16(row + rot.partner * 16), y);
-      if (p.norm) {
-        float w[kVec];
-        Vec<T>::unpack(select(isQ, nw.qPartner, nw.kPartner), w);
-#pragma unroll
-        for (int i = 0; i < kVec; ++i)
-          y[i] = y[i] * scale * w[i];
+      for (int i = 0; i < kVec; ++i) {
+        x[i] = x[i] * scale * w0[i];
+        y[i] = y[i] * scale * w1[i];
       }
     }
-    rot.apply(p, x, y);
-    if (!active)
+    if (u.rotating && paired) {
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) {
+        const float xi = x[i], yi = y[i];
+        x[i] = xi * c[i] - yi * sn[i];
+        y[i] = yi * c[i] + xi * sn[i];
+      }
+    } else if (u.rotating) {
+#pragma unroll
+      for (int i = 0; i < kVec / 2; ++i) {
+        const float x1 = x[2 * i], x2 = x[2 * i + 1];
+        x[2 * i] = x1 * c[i] - x2 * sn[i];
+        x[2 * i + 1] = x2 * c[i] + x1 * sn[i];
+      }
+    }
+    if (!u.active)
       continue;
 
-    const uint4 out = Vec<T>::pack(x);
+    T *out = nullptr;
     if (packed)
-      store16(tokenRow + int64_t(head) * p.headDim, out);
+      out = static_cast<T *>(p.qkv) +
+            (int64_t(token) * p.numHeads + head) * p.headDim;
     else if (isQ)
-      store16(static_cast<T *>(p.qOut) +
-                  (int64_t(token) * p.numQHeads + head) * p.headDim +
-                  lane * kVec,
-              out);
-    if (cacheDst)
-      store16(cacheDst, out);
+      out = static_cast<T *>(p.qOut) +
+            (int64_t(token) * p.numQHeads + head) * p.headDim;
+    const uint4 out0 = Vec<T>::pack(x);
+    const uint4 out1 = Vec<T>::pack(y);
+    if (out) {
+      store16(out + u.v0 * kVec, out0);
+      if (paired)
+        store16(out + u.v1 * kVec, out1);
+    }
+    if (cacheRow) {
+      store16(cacheRow + u.v0 * kVec, out0);
+      if (paired)
+        store16(cacheRow + u.v1 * kVec, out1);
+    }
   }
 }
 
@@ -323,14 +388,15 @@ __global__ void __launch_bounds__(kStreamThreads)
     produce<T>(sp, ring, threadIdx.x % 32);
     return;
   }
-  const NormWeights nw = loadNormWeights<T>(sp.p, threadIdx.x % kLanes);
+  const Unit unit(sp.p, threadIdx.x % kLanes);
+  const NormWeights nw = loadNormWeights<T>(sp.p, unit);
   uint32_t i = 0;
   for (uint32_t item = blockIdx.x; item < sp.numItems; item += gridDim.x, ++i) {
     const uint32_t s = i % kStages;
     mbarWait(ring.fullBar(s), (i / kStages) & 1);
     const StageMeta m = ring.meta[s];
     if (m.write)
-      consumeStage<T, kLanes>(sp, ring, s, item, m, nw, threadIdx.x);
+      consumeStage<T, kLanes>(sp, ring, s, item, m, unit, nw, threadIdx.x);
     __syncwarp();
     if (threadIdx.x % 32 == 0)
       mbarArrive(ring.emptyBar(s));
@@ -353,7 +419,7 @@ cudaError_t launchLanes(const StreamParams &sp, unsigned blocks, size_t smem,
 template <typename T>
 cudaError_t launchTyped(const StreamParams &sp, unsigned blocks, size_t smem,
                         cudaStream_t stream) {
-  const int vectors = sp.p.headDim / kVec;
+  const int vectors = unitsPerHead(sp.p);
   if (vectors <= 4)
     return launchLanes<T, 4>(sp, blocks, smem, stream);
   if (vectors <= 8)
