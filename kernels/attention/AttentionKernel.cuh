@@ -356,9 +356,11 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   }
   const int32_t *parents = tree ? p.parentIds + qBegin : nullptr;
 
-  // Masks, online softmax and the rescale of O for the scores s of the KW
-  // keys from slot tLo on (s becomes P, unnormalised).
-  auto softmaxTile = [&](float(&s)[KW / 8][4], const int32_t tLo) {
+  // Masks and online softmax for the scores s of the KW keys from slot tLo
+  // on (s becomes P, unnormalised); pScale receives the factor by which O
+  // must be rescaled before this tile's PV adds to it.
+  auto softmaxScores = [&](float(&s)[KW / 8][4], const int32_t tLo,
+                           float(&pScale)[2]) {
     // Mask only where some key of the slice may be invisible: past the
     // range, among the new tokens, or older than a row's window.
     const bool needMask = tLo + KW > ke ||
@@ -401,7 +403,6 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     // checked at launch) and m is kept scaled. A row that has seen nothing
     // keeps m = -inf and uses 0 as its base so that no inf - inf appears.
     const float c = p.scaleLog2;
-    float pScale[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       float mx = -INFINITY;
@@ -423,6 +424,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       }
       lRow[h] = lRow[h] * pScale[h] + sum;
     }
+  };
+  auto rescaleO = [&](const float(&pScale)[2]) {
     // Once a row's maximum has settled (most tiles after the first few)
     // its scale is 1: a warp whose rows all kept theirs skips the
     // rescale of O, which is the bulk of the softmax's multiplies.
@@ -435,6 +438,11 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         o[n][3] *= pScale[1];
       }
     }
+  };
+  auto softmaxTile = [&](float(&s)[KW / 8][4], const int32_t tLo) {
+    float pScale[2];
+    softmaxScores(s, tLo, pScale);
+    rescaleO(pScale);
   };
   // P as the A fragments of the PV product: the S accumulators of two key
   // n-tiles are the A fragment of one 16-key step.
@@ -450,14 +458,17 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
 
   if constexpr (WG) {
     // Warpgroups of 64 rows on wgmma, taking turns at the tensor cores
-    // (named barriers 1 and 2): in its turn a warpgroup issues PV of tile
-    // it - 1 and the scores of tile it, then hands over, waits for its
-    // products, and runs the softmax of tile it while the other
-    // warpgroup's products run. Stages are handed between loaders and
-    // readers by mbarriers, so neither warpgroup waits for the other except
-    // for its turn. In lockstep (one block barrier per tile) both
-    // warpgroups ran their softmax at the same time and left the tensor
-    // cores idle meanwhile.
+    // (named barriers 1 and 2). In its turn a warpgroup issues the scores
+    // of tile it and then PV of tile it - 1, and hands over. It waits for
+    // the scores only and runs their softmax while its own PV and the other
+    // warpgroup's products occupy the tensor cores; then it waits for its
+    // PV, rescales O and packs P for the next turn (O and the previous P
+    // are the in-flight PV's operands until then). Stages are handed
+    // between loaders and readers by mbarriers, so neither warpgroup waits
+    // for the other except for its turn. (Waiting for both products before
+    // the softmax left the tensor cores idle for part of every softmax; in
+    // lockstep, one block barrier per tile, both warpgroups ran their
+    // softmax at the same time.)
     const int wg = warp / 4;
     const uint32_t myTurn = 1 + wg, otherTurn = 2 - wg;
     float sAcc[KW / 8][4] = {};
@@ -487,6 +498,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
 #pragma unroll
       for (int kk = 0; kk < KW / 16; ++kk)
         Wgmma<T, D, true>::run(o, pPrev[kk], descAdvance(vd, kk * 16 * 128), 1);
+      wgmmaCommit();
     };
     auto issueS = [&](int t) {
       // B = K (key-major rows of d): one m64n64k16 per 16 of d, 32 bytes
@@ -498,44 +510,54 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         Wgmma<T, KW, false>::run(
             sAcc, qf[kk],
             descAdvance(kd, (kk / 4) * (SK * 128) + (kk % 4) * 32), kk > 0);
-    };
-    // Hand the turn over (warpgroup 1 skips its last hand-over, which
-    // nobody waits for), wait for this turn's products, release tile t - 1.
-    auto turnEnd = [&](int t) {
       wgmmaCommit();
+    };
+    // Hand the turn over; warpgroup 1 skips its last hand-over, which
+    // nobody waits for.
+    auto handOver = [&](int t) {
       if (wg == 0 || t < nTiles)
         namedBarArrive(otherTurn, NTC);
-      wgmmaWaitAll();
+    };
+    // Once PV of tile t - 1 is done: O and P are free, stage t - 1 too.
+    auto afterPV = [&](int t, const float(&pScale)[2]) {
       fenceOperands(o);
       fenceOperands(pPrev);
-      fenceOperands(sAcc);
+      rescaleO(pScale);
+      packP(sAcc, pPrev);
       if (t > 0 && lane == 0)
         mbarArrive(emptyBar + 8 * ((t - 1) % NST));
-    };
-    // After the scores of tile t: its softmax, P for the next turn.
-    auto afterS = [&](int t) {
-      softmaxTile(sAcc, ks + t * SK);
-      packP(sAcc, pPrev);
     };
     // The first and last turns are peeled so that no wgmma sits under a
     // branch (ptxas serializes wgmma on divergent paths).
     if (nTiles > 0) {
       if (wg == 1)
         namedBarArrive(1, NTC); // warpgroup 0 goes first
+      float pScale[2];
       turnBegin(0);
       issueS(0);
-      turnEnd(0);
-      afterS(0);
+      handOver(0);
+      wgmmaWaitAll();
+      fenceOperands(sAcc);
+      softmaxScores(sAcc, ks, pScale);
+      afterPV(0, pScale);
       for (int it = 1; it < nTiles; ++it) {
         turnBegin(it);
-        issuePV(it - 1);
         issueS(it);
-        turnEnd(it);
-        afterS(it);
+        issuePV(it - 1);
+        handOver(it);
+        wgmmaWait<1>(); // the scores of tile it
+        fenceOperands(sAcc);
+        softmaxScores(sAcc, ks + it * SK, pScale);
+        wgmmaWaitAll(); // PV of tile it - 1
+        afterPV(it, pScale);
       }
       turnBegin(nTiles);
       issuePV(nTiles - 1);
-      turnEnd(nTiles);
+      handOver(nTiles);
+      wgmmaWaitAll();
+      fenceOperands(o);
+      if (lane == 0)
+        mbarArrive(emptyBar + 8 * ((nTiles - 1) % NST));
     }
   } else {
     for (int it = 0; it < nTiles; ++it) {

@@ -41,6 +41,11 @@ __device__ __forceinline__ void wgmmaCommit() {
 __device__ __forceinline__ void wgmmaWaitAll() {
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 }
+/// Waits until at most N committed groups are in flight (groups complete
+/// in commit order).
+template <int N> __device__ __forceinline__ void wgmmaWait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
 /// cp.async writes shared memory through the generic proxy, wgmma reads it
 /// through the async proxy: each thread fences its copies before the
 /// barrier that publishes a stage.
