@@ -143,6 +143,28 @@ __device__ __forceinline__ void store16(void *dst, const uint4 &v) {
                : "memory");
 }
 
+/// The lanes of thread `tid`'s group of kLanes (a power of two up to 32):
+/// shuffles stay inside the group, since other groups of the warp may have
+/// left or be on another head.
+template <int kLanes>
+__device__ __forceinline__ unsigned groupMask(unsigned tid) {
+  if constexpr (kLanes == 32)
+    return 0xffffffffu;
+  else
+    return ((1u << kLanes) - 1u) << ((tid % 32) & ~(kLanes - 1));
+}
+
+/// QK-norm: the RMSNorm factor of a head from this lane's sum of squares,
+/// summed over the group.
+template <int kLanes>
+__device__ __forceinline__ float rmsScale(const Params &p, unsigned mask,
+                                          float sumSq) {
+#pragma unroll
+  for (int offset = kLanes / 2; offset > 0; offset /= 2)
+    sumSq += __shfl_xor_sync(mask, sumSq, offset, kLanes);
+  return rsqrtf(sumSq * p.invHeadDim + p.eps);
+}
+
 /// This lane's cos/sin factors for the 8 elements it owns (zero when it
 /// does not rotate). Neox lanes [0, 2 * lanesPerHalf) rotate their 8
 /// elements against the partner lane's (the first half subtracts the

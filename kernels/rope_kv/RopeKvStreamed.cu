@@ -243,9 +243,7 @@ consumeStage(const StreamParams &sp, const Ring &ring, uint32_t s,
              const NormWeights &nw, int ctid) {
   const Params &p = sp.p;
   constexpr int kGroups = kConsumers / kLanes;
-  const unsigned groupMask =
-      kLanes == 32 ? 0xffffffffu
-                   : ((1u << kLanes) - 1u) << ((ctid % 32) & ~(kLanes - 1));
+  const unsigned mask = groupMask<kLanes>(ctid);
   const bool packed = p.variant == RopeKvVariant::Packed;
   const bool paired = u.v1 >= 0;
   const uint32_t token = item / sp.chunksPerToken;
@@ -309,10 +307,7 @@ consumeStage(const StreamParams &sp, const Ring &ring, uint32_t s,
 #pragma unroll
       for (int i = 0; i < kVec; ++i)
         sumSq += x[i] * x[i] + y[i] * y[i]; // y is zero unless paired
-#pragma unroll
-      for (int offset = kLanes / 2; offset > 0; offset /= 2)
-        sumSq += __shfl_xor_sync(groupMask, sumSq, offset, kLanes);
-      const float scale = rsqrtf(sumSq * p.invHeadDim + p.eps);
+      const float scale = rmsScale<kLanes>(p, mask, sumSq);
       float w0[kVec], w1[kVec];
       Vec<T>::unpack(select(isQ, nw.q0, nw.k0), w0);
       Vec<T>::unpack(select(isQ, nw.q1, nw.k1), w1);

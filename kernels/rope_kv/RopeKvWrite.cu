@@ -51,11 +51,7 @@ __global__ void __launch_bounds__(kThreads, kItems == 1 ? 5 : 3)
   const uint32_t gid = blockIdx.x * kGroupsPerBlock + threadIdx.x / kLanes;
   if (gid >= p.numGroups)
     return; // the whole group leaves together
-  // Shuffles stay inside the group: groups of one warp may leave early.
-  const unsigned groupMask = kLanes == 32
-                                 ? 0xffffffffu
-                                 : ((1u << kLanes) - 1u)
-                                       << ((threadIdx.x % 32) & ~(kLanes - 1));
+  const unsigned mask = groupMask<kLanes>(threadIdx.x);
 
   const uint32_t token = gid / p.groupsPerToken;
   const int32_t g = int32_t(gid - token * p.groupsPerToken);
@@ -127,10 +123,7 @@ __global__ void __launch_bounds__(kThreads, kItems == 1 ? 5 : 3)
 #pragma unroll
       for (int i = 0; i < kVec; ++i)
         sumSq += x[i] * x[i];
-#pragma unroll
-      for (int offset = kLanes / 2; offset > 0; offset /= 2)
-        sumSq += __shfl_xor_sync(groupMask, sumSq, offset, kLanes);
-      const float scale = rsqrtf(sumSq * p.invHeadDim + p.eps);
+      const float scale = rmsScale<kLanes>(p, mask, sumSq);
       float w[kVec];
       Vec<T>::unpack(wRaw, w);
 #pragma unroll
@@ -144,7 +137,7 @@ __global__ void __launch_bounds__(kThreads, kItems == 1 ? 5 : 3)
     if (p.neox) {
 #pragma unroll
       for (int i = 0; i < kVec; ++i)
-        y[i] = __shfl_sync(groupMask, x[i], rot.partner, kLanes);
+        y[i] = __shfl_sync(mask, x[i], rot.partner, kLanes);
     }
     rot.apply(p, x, y);
     if (!active)
