@@ -230,25 +230,32 @@ __global__ void __launch_bounds__(512)
 struct Proj {
   const char *name;
   int64_t n, k;
+  bool logits = false; // fp32 output
 };
-const Proj kLlama8B[] = {{"qkv", 6144, 4096},
-                         {"o", 4096, 4096},
-                         {"gate_up", 28672, 4096},
-                         {"down", 4096, 14336}};
+const std::vector<Proj> kLlama8B = {{"qkv", 6144, 4096},
+                                    {"o", 4096, 4096},
+                                    {"gate_up", 28672, 4096},
+                                    {"down", 4096, 14336}};
+// Decode also runs the vocabulary projection (1 GB of weights, fp32 logits).
+const std::vector<Proj> kLlama8BDecode = {{"qkv", 6144, 4096},
+                                          {"o", 4096, 4096},
+                                          {"gate_up", 28672, 4096},
+                                          {"down", 4096, 14336},
+                                          {"lm_head", 128256, 4096, true}};
 
 void benchGemm(const BenchOptions &o, BenchReport &report, GemmRunner &runner,
                cudaStream_t s, int64_t m, GemmPath path, const char *tag) {
-  for (const Proj &p : kLlama8B) {
+  for (const Proj &p : m <= 16 ? kLlama8BDecode : kLlama8B) {
     std::string name = std::string("linear ") + tag + " " + p.name;
     if (!o.wants(name))
       continue;
     double wBytes = double(p.n) * p.k * 2;
-    double bytes = wBytes + double(m) * (p.k + p.n) * 2;
+    double bytes = wBytes + double(m) * (p.k * 2 + p.n * (p.logits ? 4 : 2));
     int sets = m <= 16 ? rotatingSets(wBytes) : 2;
     std::vector<std::unique_ptr<Bf16Buf>> w;
     for (int i = 0; i < sets; ++i)
       w.push_back(std::make_unique<Bf16Buf>(p.n * p.k, i, 0.05f));
-    Bf16Buf x(m * p.k, 77), y(m * p.n, 78);
+    Bf16Buf x(m * p.k, 77), y(m * p.n * (p.logits ? 2 : 1), 78);
     auto run = [&](int i) {
       GemmArgs a;
       a.m = m;
@@ -257,6 +264,7 @@ void benchGemm(const BenchOptions &o, BenchReport &report, GemmRunner &runner,
       a.x = x.p;
       a.w = w[i % sets]->p;
       a.y = y.p;
+      a.f32Out = p.logits;
       check(runner.linear(a, s, path));
     };
     run(0); // plans the shape outside the timed region and the graph
