@@ -8,9 +8,10 @@
 // reaches 90% of the read ceiling per call, but only 77% when each
 // instruction reads 64 bytes from each of 8 rows (the previous layout, in
 // which every thread read back exactly what it had copied), at the same
-// occupancy (strata-bench-dense, "linear read-only" rows). Each block also starts its walk along k at a different chunk
-// (blockIdx * 7 modulo the chunk count), so that the blocks in flight do not
-// all read the same columns of their rows at once.
+// occupancy (strata-bench-dense, "linear read-only" rows). Each block also
+// starts its walk along k at a different chunk (blockIdx * 7 modulo the
+// chunk count), so that the blocks in flight do not all read the same
+// columns of their rows at once.
 //
 // MMA mapping. Rows of w are the M side of mma.sync m16n8k16, tokens its N
 // side (one n-tile of 8 tokens, two for 9..16). Fragments come from the
@@ -24,15 +25,14 @@
 // Streaming. The bytes in flight decide the speed of a decode GEMV: an SM
 // must keep tens of kilobytes of loads outstanding to cover DRAM latency.
 // cp.async fills a ring of kStages stages without holding registers, so the
-// depth is set by shared memory. The launcher picks the deepest ring that
-// still lets every block of the grid be resident at once (one wave for the
-// 4096- and 6144-row projections), since such a grid is too small to hide a
-// second wave's ramp. One __syncthreads per stage hands the copies of all
-// warps to all warps and frees the oldest slot. (Bulk copies of whole
-// 512-byte row segments per stage (cp.async.bulk) were tried instead and
-// measured 20-70% slower: at that size the copy engine's issue rate, not
-// DRAM, bounds them. Leaving half of each SM to the next kernel's early
-// blocks helped some shapes and hurt others.)
+// depth is set by shared memory. The launcher picks the deepest ring (3 to
+// 10 stages) that still lets every block of the grid be resident at once
+// (one wave for the 4096- and 6144-row projections), since such a grid is
+// too small to hide a second wave's ramp. One __syncthreads per stage hands
+// the copies of all warps to all warps and frees the oldest slot. (Bulk
+// copies of whole 512-byte row segments per stage (cp.async.bulk) were
+// tried instead and measured 20-70% slower: at that size the copy engine's
+// issue rate, not DRAM, bounds them.)
 //
 // Dependent launch: the weights are read-only for the whole program, so
 // the first kStages-1 stages of w are requested before pdlWait(); under a
