@@ -18,7 +18,10 @@ namespace strata::kernels::attention_detail {
 /// come from L2: the splits are walked MU at a time with all MU loads issued
 /// before any use, so that a thread waits for one L2 round trip per MU
 /// splits rather than per split (at decode's 33 splits the serial walk cost
-/// microseconds). Splits in order, as the plain loop.
+/// microseconds), and in one pass: the weights are taken against the
+/// largest log-sum-exp seen so far, and the sums are rescaled when a later
+/// group raises it (a first pass for the maximum had doubled the round
+/// trips). Splits in order, as the plain loop.
 template <typename T, int D, int ROWS>
 __device__ __forceinline__ void
 mergeChunk(const AttnParams p, const float *allO, const float *allLse, int r,
@@ -26,19 +29,7 @@ mergeChunk(const AttnParams p, const float *allO, const float *allLse, int r,
   using Ops = MmaOps<T>;
   constexpr int MU = 8;
   const int G = p.group;
-  float M = -INFINITY;
-  for (int sp0 = 0; sp0 < p.numSplits; sp0 += MU) {
-    float lse[MU];
-#pragma unroll
-    for (int u = 0; u < MU; ++u)
-      lse[u] = sp0 + u < p.numSplits ? __ldcg(allLse + (sp0 + u) * ROWS + r)
-                                     : -INFINITY;
-#pragma unroll
-    for (int u = 0; u < MU; ++u)
-      M = fmaxf(M, lse[u]);
-  }
-  const float base = M == -INFINITY ? 0.f : M;
-  float W = 0.f;
+  float M = -INFINITY, W = 0.f;
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   for (int sp0 = 0; sp0 < p.numSplits; sp0 += MU) {
     float f[MU];
@@ -51,6 +42,20 @@ mergeChunk(const AttnParams p, const float *allO, const float *allLse, int r,
                       allO + ((sp0 + u) * ROWS + r) * D + d))
                 : make_float4(0.f, 0.f, 0.f, 0.f);
     }
+    float mGroup = M;
+#pragma unroll
+    for (int u = 0; u < MU; ++u)
+      mGroup = fmaxf(mGroup, f[u]);
+    if (mGroup > M) { // M = -inf: the sums are still zero, scaled by 0
+      const float scale = exp2f(M - mGroup);
+      W *= scale;
+      acc.x *= scale;
+      acc.y *= scale;
+      acc.z *= scale;
+      acc.w *= scale;
+      M = mGroup;
+    }
+    const float base = M == -INFINITY ? 0.f : M;
 #pragma unroll
     for (int u = 0; u < MU; ++u) {
       // An empty split (log-sum-exp -inf) weighs 0 and adds nothing.
