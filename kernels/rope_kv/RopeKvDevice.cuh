@@ -134,6 +134,27 @@ __device__ __forceinline__ CacheSlot cacheSlot(const Params &p, uint32_t b,
   return c;
 }
 
+/// What a head of a token row is, and for a K or V head with a cache slot
+/// where its cache row starts (null for q heads and slots without storage).
+/// kOffset, headStride and vDelta are those of CacheSlot.
+template <typename T> struct HeadTarget {
+  bool isQ, isV;
+  T *cacheRow;
+
+  __device__ __forceinline__ HeadTarget(const Params &p, int32_t head,
+                                        int64_t kOffset, int64_t headStride,
+                                        int64_t vDelta) {
+    isQ = head < p.numQHeads;
+    isV = head >= p.numQHeads + p.numKvHeads;
+    const int32_t kvHead =
+        isV ? head - p.numQHeads - p.numKvHeads : head - p.numQHeads;
+    cacheRow = nullptr;
+    if (!isQ && kOffset >= 0)
+      cacheRow = static_cast<T *>(isV && p.paged ? p.vCache : p.kCache) +
+                 kOffset + kvHead * headStride + (isV ? vDelta : 0);
+  }
+};
+
 // One 16-byte global store. Written as a plain uint4 assignment, the
 // vectors built by Vec::pack were stored as four 4-byte stores (each
 // touching a quarter of every sector, four times the store requests).

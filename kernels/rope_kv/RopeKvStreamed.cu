@@ -282,14 +282,9 @@ consumeStage(const StreamParams &sp, const Ring &ring, uint32_t s,
       if (paired)
         raw1 = loadShared16(row + u.v1 * 16);
     }
-    const bool isQ = head < p.numQHeads;
-    const bool isV = head >= p.numQHeads + p.numKvHeads;
-    const int32_t kvHead =
-        isV ? head - p.numQHeads - p.numKvHeads : head - p.numQHeads;
-    T *cacheRow = nullptr;
-    if (!isQ && m.kOffset >= 0)
-      cacheRow = static_cast<T *>(isV && p.paged ? p.vCache : p.kCache) +
-                 m.kOffset + kvHead * headStride + (isV ? vDelta : 0);
+    const HeadTarget<T> target(p, head, m.kOffset, headStride, vDelta);
+    const bool isQ = target.isQ, isV = target.isV;
+    T *const cacheRow = target.cacheRow;
     if (isV) {
       if (cacheRow && u.active) {
         store16(cacheRow + u.v0 * kVec, raw0);

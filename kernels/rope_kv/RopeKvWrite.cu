@@ -97,15 +97,11 @@ __global__ void __launch_bounds__(kThreads, kItems == 1 ? 5 : 3)
     const int32_t head = g + j * p.groupsPerToken;
     if (head >= p.numHeads)
       break; // uniform across the group
-    const bool isQ = head < p.numQHeads;
-    const bool isV = head >= p.numQHeads + p.numKvHeads;
-    const int32_t kvHead =
-        isV ? head - p.numQHeads - p.numKvHeads : head - p.numQHeads;
-    T *cacheDst = nullptr;
-    if (!isQ && cache.kOffset >= 0)
-      cacheDst = static_cast<T *>(isV && p.paged ? p.vCache : p.kCache) +
-                 cache.kOffset + kvHead * cache.headStride +
-                 (isV ? cache.vDelta : 0) + lane * kVec;
+    const HeadTarget<T> target(p, head, cache.kOffset, cache.headStride,
+                               cache.vDelta);
+    const bool isQ = target.isQ, isV = target.isV;
+    T *const cacheDst =
+        target.cacheRow ? target.cacheRow + lane * kVec : nullptr;
     if (isV) {
       if (cacheDst && active)
         store16(cacheDst, raw[j]);
