@@ -1,4 +1,5 @@
-// The one rope_kv_write kernel behind the three launchers of RopeKvWrite.h.
+// The per-thread rope_kv_write kernel, and the launchers of RopeKvWrite.h,
+// which send large launches to the streamed kernel (RopeKvStreamed.cu).
 //
 // A group of kLanes threads handles up to kItems heads of one token; each
 // thread owns 8 consecutive elements (one 16-byte vector) of a head, so a
