@@ -4,13 +4,13 @@
 // A group of kLanes threads handles up to kItems heads of one token; each
 // thread owns 8 consecutive elements (one 16-byte vector) of a head, so a
 // group covers headDim <= 8 * kLanes and every global access is a full
-// 16-byte vector. The kernel is bound by memory traffic: issuing all head
-// loads of a thread before any use keeps enough bytes in flight, and the
-// per-token work (positions, cos/sin, block-table lookup) is done once per
-// group. The variant, the pairing, QK-norm and the cache layout are run-time
-// flags: they are uniform per launch, so the branches cost nothing next to
-// the memory traffic, and the template is instantiated only per dtype, group
-// width and heads per group (16 kernels).
+// 16-byte vector. A thread issues all its head loads before any use, and
+// the per-token work (positions, cos/sin, block-table lookup) is done once
+// per group: the shortest chain for a launch of a few tokens. The variant, the
+// pairing, QK-norm and the cache layout are run-time flags: they are uniform
+// per launch, so the branches cost nothing next to the memory traffic, and the
+// template is instantiated only per dtype, group width and heads per group (16
+// kernels).
 #include "kernels/rope_kv/RopeKvWrite.h"
 
 #include "kernels/common/CudaCheck.h"
