@@ -585,8 +585,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
             uint32_t bf[4];
             ldmatrixX4(bf, kBase + kLd[kk % 4] + (kk / 4) * 128 +
                                nb * 16 * CH * 16);
-            Ops::mma(s[2 * nb], qf[kk], bf[0], bf[1]);
-            Ops::mma(s[2 * nb + 1], qf[kk], bf[2], bf[3]);
+            mma16816<T>(s[2 * nb], qf[kk], bf[0], bf[1]);
+            mma16816<T>(s[2 * nb + 1], qf[kk], bf[2], bf[3]);
           }
         }
         softmaxTile(s, tLo);
@@ -599,8 +599,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
             uint32_t bf[4];
             ldmatrixX4Trans(bf, vBase + vLd[nd % 4] + (nd / 4) * 128 +
                                     kk * 16 * CH * 16);
-            Ops::mma(o[2 * nd], a[kk], bf[0], bf[1]);
-            Ops::mma(o[2 * nd + 1], a[kk], bf[2], bf[3]);
+            mma16816<T>(o[2 * nd], a[kk], bf[0], bf[1]);
+            mma16816<T>(o[2 * nd + 1], a[kk], bf[2], bf[3]);
           }
         }
       }

@@ -42,6 +42,7 @@
 
 #include "kernels/common/CudaCheck.h"
 #include "kernels/common/DeviceLimits.h"
+#include "kernels/common/MmaSync.cuh"
 #include "kernels/common/Pdl.cuh"
 
 #include <cuda_bf16.h>
@@ -59,47 +60,6 @@ constexpr int kVecBytes = 16;
 constexpr int kChunkVecs = 32; // 16-byte vectors of k per row and stage
 constexpr int kRowBytes = kChunkVecs * kVecBytes;
 constexpr uint32_t kBlockStagger = 7;
-
-template <typename T>
-__device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0,
-                                         uint32_t a1, uint32_t a2, uint32_t a3,
-                                         uint32_t b0, uint32_t b1) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>)
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  else
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-// 16 bytes from global to shared; with valid == false the destination is
-// zero-filled and nothing is read.
-__device__ __forceinline__ void cpAsync16(uint32_t dst, const void *src,
-                                          bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
-               "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-}
-__device__ __forceinline__ void cpAsyncCommit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-template <int N> __device__ __forceinline__ void cpAsyncWait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-__device__ __forceinline__ void ldmatrixX4(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void ldmatrixX2(uint32_t (&r)[2], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
-               : "=r"(r[0]), "=r"(r[1])
-               : "r"(addr));
-}
 
 template <typename T> __device__ __forceinline__ float toF(T v) {
   return static_cast<float>(v);
@@ -221,9 +181,9 @@ __global__ void __launch_bounds__(kThreads) gemvKernel(GemvParams p) {
       for (int r = 0; r < kRowTiles; ++r) {
         uint32_t a[4];
         ldmatrixX4(a, at(s, 16 * r + aRow, 2 * ks + aHalf));
-        mma16816<T>(acc[r][0], a[0], a[1], a[2], a[3], b0[0], b0[1]);
+        mma16816<T>(acc[r][0], a, b0[0], b0[1]);
         if (twoTokTiles)
-          mma16816<T>(acc[r][1], a[0], a[1], a[2], a[3], b1[0], b1[1]);
+          mma16816<T>(acc[r][1], a, b1[0], b1[1]);
       }
     }
   }

@@ -13,6 +13,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "kernels/common/MmaSync.cuh"
+
 #include <cstdint>
 
 namespace strata::kernels::lightning {
@@ -70,57 +72,22 @@ __device__ __forceinline__ uint32_t smemAddr(const void *p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-/// 16-byte global -> shared copy that bypasses L1; fills zeros when !valid
-/// (src is then not read but must still be a mapped address).
+// The shared wrappers (kernels/common/MmaSync.cuh), taking generic
+// pointers into shared memory.
 __device__ __forceinline__ void cpAsync16(void *dst, const void *src,
                                           bool valid) {
-  int srcBytes = valid ? 16 : 0;
-  asm volatile(
-      "cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smemAddr(dst)),
-      "l"(src), "r"(srcBytes));
+  kernels::cpAsync16(smemAddr(dst), src, valid);
 }
-
-__device__ __forceinline__ void cpAsyncCommit() {
-  asm volatile("cp.async.commit_group;\n" ::);
-}
-
-template <int N> __device__ __forceinline__ void cpAsyncWait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
+using kernels::cpAsyncCommit;
+using kernels::cpAsyncWait;
+using kernels::mma16816;
 
 __device__ __forceinline__ void ldmatrixX4(uint32_t (&r)[4], const void *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smemAddr(p)));
+  kernels::ldmatrixX4(r, smemAddr(p));
 }
-
 __device__ __forceinline__ void ldmatrixX4Trans(uint32_t (&r)[4],
                                                 const void *p) {
-  asm volatile(
-      "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-      : "r"(smemAddr(p)));
-}
-
-/// c += a * b on one m16n8k16 tile, fp32 accumulate.
-template <typename T>
-__device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4],
-                                         uint32_t b0, uint32_t b1) {
-  if constexpr (Half2Traits<T>::kIsBf16) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
-                   "r"(b1));
-  } else {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
-                   "r"(b1));
-  }
+  kernels::ldmatrixX4Trans(r, smemAddr(p));
 }
 
 } // namespace strata::kernels::lightning
