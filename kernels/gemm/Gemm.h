@@ -23,7 +23,7 @@
 // GemmPath::Auto (what the runtime uses) is the GEMV for m <= 16 where its
 // preconditions hold, cuBLASLt otherwise: on Llama-3-8B shapes the GEMV
 // matches or beats cuBLASLt at every m <= 16 (the o projection: 86-88% of
-// the read ceiling against 65%) and a batch-1 decode step is 8% faster
+// the read ceiling against 65%) and a batch-1 decode step is 7-8% faster
 // with it (docs/benchmarks.md). setSmallMGemv(false) keeps Auto on
 // cuBLASLt for every shape, for comparison.
 // In column-major terms y^T [n, m] = w [k, n]^T x^T [k, m]: A = w with
