@@ -32,6 +32,9 @@ void addBenchOptions(ArgParser &parser) {
                  "finished (no programmatic dependent launch)");
   parser.addFlag("no-gemv", "CUDA: run linear layers of at most 16 tokens "
                             "on cuBLASLt instead of the streaming GEMV");
+  parser.addFlag("no-gemm-tuning",
+                 "CUDA: keep cuBLASLt's first heuristic choice for large "
+                 "linear layers instead of timing its candidates");
   parser.addOption("weights", "PATH",
                    "load the weights from a .safetensors file or a "
                    "model.safetensors.index.json (default: the model's "
@@ -102,6 +105,7 @@ int parseBenchSettings(const std::string &tool, const ArgParser &parser,
   s.cudaGraphs = !parser.has("no-graphs");
   s.dependentLaunch = !parser.has("no-dependent-launch");
   s.decodeGemv = !parser.has("no-gemv");
+  s.gemmTuning = !parser.has("no-gemm-tuning");
   if (parser.has("weights")) {
     s.weightsPath = parser.get("weights");
     if (s.weightsPath.empty())
@@ -134,7 +138,8 @@ int parseBenchSettings(const std::string &tool, const ArgParser &parser,
   s.deviceName =
       s.device == Device::Cuda ? query.devices.front().name : cpuModel();
   // Settings of the CUDA backend would be ignored on the CPU: refuse them.
-  for (const char *flag : {"no-graphs", "no-dependent-launch", "no-gemv"})
+  for (const char *flag : {"no-graphs", "no-dependent-launch", "no-gemv",
+                           "no-gemm-tuning"})
     if (parser.has(flag) && s.device != Device::Cuda)
       return usage(std::string("--") + flag +
                    " applies to --device cuda only (the device is cpu: " +
@@ -208,6 +213,7 @@ int runBench(const BenchSettings &s, const BenchSource &source,
   meta.cudaGraphs = s.cudaGraphs;
   meta.dependentLaunch = s.dependentLaunch;
   meta.decodeGemv = s.decodeGemv;
+  meta.gemmTuning = s.gemmTuning;
   meta.model = plan.modelName;
   meta.planSource = source.planSource;
   meta.planMaxTokens = plan.limits.maxTokens;
@@ -227,6 +233,7 @@ int runBench(const BenchSettings &s, const BenchSource &source,
   options.cudaGraphs = s.cudaGraphs;
   options.cudaDependentLaunch = s.dependentLaunch;
   options.cudaDecodeGemv = s.decodeGemv;
+  options.cudaGemmTuning = s.gemmTuning;
   // Only token ids are needed; copying logits back would be timed too.
   options.keepLogits = false;
   options.weightsPath =

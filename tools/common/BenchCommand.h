@@ -17,7 +17,8 @@
 namespace strata::tools {
 
 /// Declares --prompt-tokens, --gen-tokens, --batch, --repetitions,
-/// --device, --no-graphs, --no-dependent-launch, --no-gemv, --weights, --output and --bandwidth-gbs.
+/// --device, --no-graphs, --no-dependent-launch, --no-gemv, --no-gemm-tuning,
+/// --weights, --output and --bandwidth-gbs.
 void addBenchOptions(ArgParser &parser);
 
 struct BenchSettings {
@@ -31,6 +32,7 @@ struct BenchSettings {
   bool cudaGraphs = true;
   bool dependentLaunch = true; ///< off with --no-dependent-launch
   bool decodeGemv = true;      ///< off with --no-gemv
+  bool gemmTuning = true;      ///< off with --no-gemm-tuning
   bool json = false;
   double bandwidthGBs = 4140.0;
   /// --weights; empty: the caller's default.
