@@ -411,16 +411,8 @@ int main(int argc, char **argv) {
     benchGemm(o, report, runner, s, m, GemmPath::Gemv, "gemv-serial");
     setDependentLaunchEnabled(true);
   }
-  // Large shapes: the timed algorithm (the default) against the
-  // heuristic's first choice.
-  GemmRunner heuristic;
-  check(heuristic.init());
-  heuristic.setTuneMinFlops(0);
-  for (int64_t m : {4096, 8192}) {
+  for (int64_t m : {4096, 8192})
     benchGemm(o, report, runner, s, m, GemmPath::CublasLt, "cublasLt");
-    benchGemm(o, report, heuristic, s, m, GemmPath::CublasLt,
-              "cublasLt-heuristic");
-  }
   benchSampling(o, report, s, 1, 128256);
   benchSampling(o, report, s, 64, 128256);
   benchSampling(o, report, s, 1, 262144);

@@ -79,7 +79,6 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
   cudaOptions.graphs = options.cudaGraphs;
   cudaOptions.dependentLaunch = options.cudaDependentLaunch;
   cudaOptions.decodeGemv = options.cudaDecodeGemv;
-  cudaOptions.gemmTuning = options.cudaGemmTuning;
   cudaOptions.weightsPath = options.weightsPath;
   engine->backend_ = createCudaBackend(engine->plan_, cudaOptions, error);
   if (!engine->backend_)

@@ -40,11 +40,9 @@ struct EngineOptions {
   /// CUDA: replay one captured graph per decode batch-size bucket instead
   /// of launching every kernel of every step.
   bool cudaGraphs = true;
-  /// CUDA: see CudaBackendOptions::dependentLaunch, ::decodeGemv and
-  /// ::gemmTuning.
+  /// CUDA: see CudaBackendOptions::dependentLaunch and ::decodeGemv.
   bool cudaDependentLaunch = true;
   bool cudaDecodeGemv = true;
-  bool cudaGemmTuning = true;
   /// Copy each request's last logits row into its result (a device-to-host
   /// copy of [batch, vocab] fp32 per step on the GPU; benchmarks turn it
   /// off).

@@ -13,10 +13,7 @@
 // before adding the bias). Two paths:
 //  - cuBLASLt, with one plan per (m, n, k, dtype, output dtype, epilogue,
 //    operand alignment): the matmul descriptor, the matrix layouts and the
-//    heuristic's algorithm, chosen once and cached. On large shapes the
-//    plan times the heuristic's first candidates and keeps the fastest
-//    (setTuneMinFlops; the first call of such a shape synchronises its
-//    stream). The bias is the BIAS
+//    heuristic's algorithm, chosen once and cached. The bias is the BIAS
 //    epilogue and the residual is C with beta = 1, so neither costs a pass
 //    over y.
 //  - gemvLinear / GemmPath::Gemv, m <= 16: a split-K tensor-core GEMV that
@@ -82,10 +79,6 @@ bool gemvSupports(const GemmArgs &args);
 class GemmRunner {
 public:
   static constexpr size_t kDefaultWorkspaceBytes = size_t(32) << 20;
-  /// 2 m n k from which a new cuBLASLt shape is timed: a prefill's
-  /// projections from a few hundred tokens, where a timing's ~10 ms is
-  /// repaid within a few calls (docs/kernels.md).
-  static constexpr double kDefaultTuneMinFlops = 1e11;
 
   GemmRunner();
   ~GemmRunner();
@@ -102,20 +95,6 @@ public:
   /// Plans in the cache (one per distinct cuBLASLt shape seen).
   size_t cachedPlans() const;
 
-  /// Shapes of at least `flops` (2 m n k) get a timed algorithm: the
-  /// heuristic's first 8 candidates run on the call's own operands (into
-  /// a scratch output when the residual aliases y) and the fastest is kept
-  /// if it beats the heuristic's first by 3%, also for later m in the same
-  /// power-of-two bucket. Off for flops <= 0,
-  /// and never on a capturing stream (the heuristic's first choice then).
-  /// Timed algorithms can differ between runs, and so can the rounding of
-  /// the results: turn it off for bitwise-repeatable runs.
-  void setTuneMinFlops(double flops);
-
-  /// How many shapes were timed (bucket reuses and shapes with a single
-  /// candidate not counted).
-  size_t timedShapes() const;
-
   /// Whether Auto sends calls of at most 16 tokens to the GEMV (default
   /// on; off makes Auto cuBLASLt for every shape).
   void setSmallMGemv(bool enabled) { smallMGemv_ = enabled; }
@@ -125,7 +104,6 @@ public:
 private:
   std::unique_ptr<Impl> impl_;
   bool smallMGemv_ = true;
-  double tuneMinFlops_ = kDefaultTuneMinFlops;
 };
 
 } // namespace strata::kernels

@@ -7,31 +7,14 @@
 // per call only the bias pointer changes. The operand alignment is part of
 // the key because the heuristic may only pick kernels whose vector width
 // the pointers allow.
-//
-// Timing (large shapes, see GemmRunner::setTuneMinFlops): the heuristic
-// ranks its candidates by a model of the GPU, and on large shapes its
-// first choice is not always the fastest. So for those the plan times the
-// first kTuneCandidates in interleaved rounds and keeps the fastest, if it
-// beats the first choice by kTuneMargin: a timing of a few milliseconds
-// runs at clocks that the power limit lowers in sustained use, and two
-// close candidates swap places there (measured on Llama-3-8B shapes,
-// docs/benchmarks.md). The winner is remembered for the shape's m bucket (the next power of two):
-// a later m in the same bucket takes it after cublasLtMatmulAlgoCheck
-// accepts it, untimed, so prefills of varying length are timed once per
-// bucket, not once per length. Timing needs the stream idle and uncaptured
-// and an output that no operand reads: y itself, unless the residual
-// aliases it; then a scratch output allocated for the timing only.
 #include "kernels/gemm/Gemm.h"
 
 #include "kernels/common/CudaCheck.h"
 
 #include <cublasLt.h>
 
-#include <algorithm>
-#include <limits>
 #include <map>
 #include <mutex>
-#include <vector>
 #include <string>
 #include <tuple>
 
@@ -68,7 +51,6 @@ struct Plan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo{};
-  bool timed = false; // algo won a timing (here or in the bucket)
   ~Plan() {
     if (desc)
       cublasLtMatmulDescDestroy(desc);
@@ -87,37 +69,6 @@ int commonAlignment(std::initializer_list<const void *> ptrs) {
   return int(bits & (~bits + 1));
 }
 
-constexpr int kTuneCandidates = 8;
-constexpr int kTuneRounds = 3; // interleaved, so clock drift hits all alike
-constexpr int kTuneRunsPerRound = 3;
-constexpr float kTuneMargin = 0.97f; // another must take <= 97% of the time
-
-int64_t mBucket(int64_t m) {
-  int64_t b = 1;
-  while (b < m)
-    b <<= 1;
-  return b;
-}
-
-bool overlaps(const void *a, const void *b, size_t bytes) {
-  auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
-  return x < y + bytes && y < x + bytes;
-}
-
-/// Releases what a timing allocated on every exit path.
-struct TuneScratch {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  void *out = nullptr;
-  ~TuneScratch() {
-    if (start)
-      cudaEventDestroy(start);
-    if (stop)
-      cudaEventDestroy(stop);
-    if (out)
-      cudaFree(out);
-  }
-};
-
 } // namespace
 
 struct GemmRunner::Impl {
@@ -126,10 +77,6 @@ struct GemmRunner::Impl {
   size_t workspaceBytes = 0;
   std::mutex mutex;
   std::map<PlanKey, std::unique_ptr<Plan>> plans;
-  double tuneMinFlops = GemmRunner::kDefaultTuneMinFlops;
-  // The timed winner per shape with m replaced by its bucket.
-  std::map<PlanKey, cublasLtMatmulAlgo_t> winners;
-  size_t timings = 0;
 
   ~Impl() {
     plans.clear();
@@ -139,98 +86,11 @@ struct GemmRunner::Impl {
       cublasLtDestroy(handle);
   }
 
-  Status buildPlan(const PlanKey &key, const GemmArgs &args,
-                   cudaStream_t stream, std::unique_ptr<Plan> &out);
-  bool shouldTime(const PlanKey &key, cudaStream_t stream) const;
-  Status timeCandidates(const GemmArgs &args, cudaStream_t stream, Plan &plan,
-                        const cublasLtMatmulHeuristicResult_t *candidates,
-                        int count);
+  Status buildPlan(const PlanKey &key, std::unique_ptr<Plan> &out);
   Status run(const GemmArgs &args, cudaStream_t stream);
 };
 
-bool GemmRunner::Impl::shouldTime(const PlanKey &key,
-                                  cudaStream_t stream) const {
-  if (tuneMinFlops <= 0 || 2.0 * key.m * key.n * key.k < tuneMinFlops)
-    return false;
-  // Neither a captured stream nor a device another thread captures in
-  // global mode allows the synchronisation a timing needs: the heuristic's
-  // first choice serves there.
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return capture == cudaStreamCaptureStatusNone;
-}
-
-Status GemmRunner::Impl::timeCandidates(
-    const GemmArgs &args, cudaStream_t stream, Plan &plan,
-    const cublasLtMatmulHeuristicResult_t *candidates, int count) {
-  TuneScratch scratch;
-  const size_t outBytes =
-      size_t(args.m) * size_t(args.n) * (args.f32Out ? 4 : 2);
-  void *d = args.y;
-  const void *c = args.residual ? args.residual : args.y;
-  if (args.residual && overlaps(args.residual, args.y, outBytes)) {
-    // Runs into y would add the product to the residual again and again.
-    if (cudaMalloc(&scratch.out, outBytes) != cudaSuccess) {
-      cudaGetLastError();
-      return Status::success(); // no room: the heuristic's first choice
-    }
-    STRATA_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(scratch.out, 0, outBytes,
-                                                stream),
-                                "gemm: timing output");
-    c = d = scratch.out;
-  }
-  STRATA_CUDA_RETURN_IF_ERROR(cudaEventCreate(&scratch.start),
-                              "gemm: timing event");
-  STRATA_CUDA_RETURN_IF_ERROR(cudaEventCreate(&scratch.stop),
-                              "gemm: timing event");
-  const float alpha = 1.0f, beta = args.residual ? 1.0f : 0.0f;
-  auto launch = [&](const cublasLtMatmulAlgo_t &algo) {
-    return cublasLtMatmul(handle, plan.desc, &alpha, args.w, plan.a, args.x,
-                          plan.b, &beta, c, plan.c, d, plan.d, &algo,
-                          workspace, workspaceBytes, stream);
-  };
-  std::vector<float> best(size_t(count), std::numeric_limits<float>::max());
-  for (int i = 0; i < count; ++i) // warm-up; a failing candidate drops out
-    if (launch(candidates[i].algo) != CUBLAS_STATUS_SUCCESS)
-      best[size_t(i)] = -1.f;
-  for (int round = 0; round < kTuneRounds; ++round)
-    for (int i = 0; i < count; ++i) {
-      if (best[size_t(i)] < 0)
-        continue;
-      STRATA_CUDA_RETURN_IF_ERROR(cudaEventRecord(scratch.start, stream),
-                                  "gemm: timing");
-      for (int r = 0; r < kTuneRunsPerRound; ++r)
-        LT_RETURN_IF_ERROR(launch(candidates[i].algo), "timed matmul");
-      STRATA_CUDA_RETURN_IF_ERROR(cudaEventRecord(scratch.stop, stream),
-                                  "gemm: timing");
-      STRATA_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(scratch.stop),
-                                  "gemm: timing");
-      float ms = 0;
-      STRATA_CUDA_RETURN_IF_ERROR(
-          cudaEventElapsedTime(&ms, scratch.start, scratch.stop),
-          "gemm: timing");
-      best[size_t(i)] = std::min(best[size_t(i)], ms);
-    }
-  int winner = -1;
-  for (int i = 0; i < count; ++i)
-    if (best[size_t(i)] >= 0 &&
-        (winner < 0 || best[size_t(i)] < best[size_t(winner)]))
-      winner = i;
-  if (winner < 0)
-    return Status::success(); // nothing ran: keep the first choice
-  if (best[0] >= 0 && best[size_t(winner)] > kTuneMargin * best[0])
-    winner = 0;
-  plan.algo = candidates[winner].algo;
-  plan.timed = true;
-  ++timings;
-  return Status::success();
-}
-
-Status GemmRunner::Impl::buildPlan(const PlanKey &key, const GemmArgs &args,
-                                   cudaStream_t stream,
+Status GemmRunner::Impl::buildPlan(const PlanKey &key,
                                    std::unique_ptr<Plan> &out) {
   auto plan = std::make_unique<Plan>();
   cudaDataType_t act = key.dtype == ActDType::BF16 ? CUDA_R_16BF : CUDA_R_16F;
@@ -282,13 +142,11 @@ Status GemmRunner::Impl::buildPlan(const PlanKey &key, const GemmArgs &args,
     if (st == CUBLAS_STATUS_SUCCESS)
       st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &align,
                                                 sizeof(align));
-  const bool time = shouldTime(key, stream);
-  cublasLtMatmulHeuristicResult_t results[kTuneCandidates]{};
+  cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   if (st == CUBLAS_STATUS_SUCCESS)
     st = cublasLtMatmulAlgoGetHeuristic(handle, plan->desc, plan->a, plan->b,
-                                        plan->c, plan->d, pref,
-                                        time ? kTuneCandidates : 1, results,
+                                        plan->c, plan->d, pref, 1, &result,
                                         &found);
   cublasLtMatmulPreferenceDestroy(pref);
   LT_RETURN_IF_ERROR(st, "heuristic");
@@ -296,26 +154,7 @@ Status GemmRunner::Impl::buildPlan(const PlanKey &key, const GemmArgs &args,
     return Status::error(
         "gemm: cuBLASLt has no algorithm for m " + std::to_string(key.m) +
         ", n " + std::to_string(key.n) + ", k " + std::to_string(key.k));
-  plan->algo = results[0].algo;
-  if (time) {
-    PlanKey bucket = key;
-    bucket.m = mBucket(key.m);
-    auto w = winners.find(bucket);
-    cublasLtMatmulHeuristicResult_t checked{};
-    if (w != winners.end() &&
-        cublasLtMatmulAlgoCheck(handle, plan->desc, plan->a, plan->b, plan->c,
-                                plan->d, &w->second,
-                                &checked) == CUBLAS_STATUS_SUCCESS &&
-        checked.workspaceSize <= workspaceBytes) {
-      plan->algo = w->second;
-      plan->timed = true;
-    } else if (found > 1) {
-      if (Status s = timeCandidates(args, stream, *plan, results, found); !s)
-        return s;
-      if (plan->timed)
-        winners[bucket] = plan->algo;
-    }
-  }
+  plan->algo = result.algo;
   out = std::move(plan);
   return Status::success();
 }
@@ -334,7 +173,7 @@ Status GemmRunner::Impl::run(const GemmArgs &args, cudaStream_t stream) {
   auto it = plans.find(key);
   if (it == plans.end()) {
     std::unique_ptr<Plan> plan;
-    if (Status s = buildPlan(key, args, stream, plan); !s)
+    if (Status s = buildPlan(key, plan); !s)
       return s;
     it = plans.emplace(key, std::move(plan)).first;
   }
@@ -366,24 +205,8 @@ Status GemmRunner::init(size_t workspaceBytes) {
     STRATA_CUDA_RETURN_IF_ERROR(cudaMalloc(&impl->workspace, workspaceBytes),
                                 "gemm: workspace");
   impl->workspaceBytes = workspaceBytes;
-  impl->tuneMinFlops = tuneMinFlops_;
   impl_ = std::move(impl);
   return Status::success();
-}
-
-void GemmRunner::setTuneMinFlops(double flops) {
-  if (impl_) {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    impl_->tuneMinFlops = flops;
-  }
-  tuneMinFlops_ = flops;
-}
-
-size_t GemmRunner::timedShapes() const {
-  if (!impl_)
-    return 0;
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  return impl_->timings;
 }
 
 size_t GemmRunner::cachedPlans() const {

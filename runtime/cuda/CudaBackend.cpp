@@ -221,8 +221,6 @@ bool CudaBackend::init(std::string &error) {
     if (Status st = gemms_.back()->init(); !st.ok())
       return failed(st);
     gemms_.back()->setSmallMGemv(options_.decodeGemv);
-    if (!options_.gemmTuning)
-      gemms_.back()->setTuneMinFlops(0);
   }
   state_.streams = streams_;
   for (auto &g : gemms_)

@@ -46,10 +46,6 @@ struct CudaBackendOptions {
   /// Linear layers of at most 16 tokens on the streaming GEMV (default)
   /// rather than cuBLASLt (kernels/gemm/Gemm.h).
   bool decodeGemv = true;
-  /// Time cuBLASLt's candidate algorithms for large linear shapes and keep
-  /// the fastest (GemmRunner::setTuneMinFlops); false keeps the
-  /// heuristic's first choice, the same on every run.
-  bool gemmTuning = true;
   /// A `.safetensors` file or index to stream the weights from, one tensor
   /// at a time (converted on the host, uploaded, dropped); empty draws the
   /// plan's random weights on the device.

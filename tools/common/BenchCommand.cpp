@@ -32,9 +32,6 @@ void addBenchOptions(ArgParser &parser) {
                  "finished (no programmatic dependent launch)");
   parser.addFlag("no-gemv", "CUDA: run linear layers of at most 16 tokens "
                             "on cuBLASLt instead of the streaming GEMV");
-  parser.addFlag("no-gemm-tuning",
-                 "CUDA: keep cuBLASLt's first heuristic choice for large "
-                 "linear layers instead of timing its candidates");
   parser.addOption("weights", "PATH",
                    "load the weights from a .safetensors file or a "
                    "model.safetensors.index.json (default: the model's "
@@ -105,7 +102,6 @@ int parseBenchSettings(const std::string &tool, const ArgParser &parser,
   s.cudaGraphs = !parser.has("no-graphs");
   s.dependentLaunch = !parser.has("no-dependent-launch");
   s.decodeGemv = !parser.has("no-gemv");
-  s.gemmTuning = !parser.has("no-gemm-tuning");
   if (parser.has("weights")) {
     s.weightsPath = parser.get("weights");
     if (s.weightsPath.empty())
@@ -138,8 +134,7 @@ int parseBenchSettings(const std::string &tool, const ArgParser &parser,
   s.deviceName =
       s.device == Device::Cuda ? query.devices.front().name : cpuModel();
   // Settings of the CUDA backend would be ignored on the CPU: refuse them.
-  for (const char *flag : {"no-graphs", "no-dependent-launch", "no-gemv",
-                           "no-gemm-tuning"})
+  for (const char *flag : {"no-graphs", "no-dependent-launch", "no-gemv"})
     if (parser.has(flag) && s.device != Device::Cuda)
       return usage(std::string("--") + flag +
                    " applies to --device cuda only (the device is cpu: " +
@@ -213,7 +208,6 @@ int runBench(const BenchSettings &s, const BenchSource &source,
   meta.cudaGraphs = s.cudaGraphs;
   meta.dependentLaunch = s.dependentLaunch;
   meta.decodeGemv = s.decodeGemv;
-  meta.gemmTuning = s.gemmTuning;
   meta.model = plan.modelName;
   meta.planSource = source.planSource;
   meta.planMaxTokens = plan.limits.maxTokens;
@@ -233,7 +227,6 @@ int runBench(const BenchSettings &s, const BenchSource &source,
   options.cudaGraphs = s.cudaGraphs;
   options.cudaDependentLaunch = s.dependentLaunch;
   options.cudaDecodeGemv = s.decodeGemv;
-  options.cudaGemmTuning = s.gemmTuning;
   // Only token ids are needed; copying logits back would be timed too.
   options.keepLogits = false;
   options.weightsPath =

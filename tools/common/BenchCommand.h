@@ -17,8 +17,7 @@
 namespace strata::tools {
 
 /// Declares --prompt-tokens, --gen-tokens, --batch, --repetitions,
-/// --device, --no-graphs, --no-dependent-launch, --no-gemv, --no-gemm-tuning,
-/// --weights, --output and --bandwidth-gbs.
+/// --device, --no-graphs, --no-dependent-launch, --no-gemv, --weights, --output and --bandwidth-gbs.
 void addBenchOptions(ArgParser &parser);
 
 struct BenchSettings {
@@ -32,7 +31,6 @@ struct BenchSettings {
   bool cudaGraphs = true;
   bool dependentLaunch = true; ///< off with --no-dependent-launch
   bool decodeGemv = true;      ///< off with --no-gemv
-  bool gemmTuning = true;      ///< off with --no-gemm-tuning
   bool json = false;
   double bandwidthGBs = 4140.0;
   /// --weights; empty: the caller's default.

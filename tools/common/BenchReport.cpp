@@ -104,8 +104,6 @@ void printMarkdown(FILE *out, const BenchMetadata &meta,
     cudaSettings += meta.dependentLaunch ? ", dependent launch on"
                                          : ", dependent launch off";
     cudaSettings += meta.decodeGemv ? ", decode GEMV" : ", decode cuBLASLt";
-    cudaSettings += meta.gemmTuning ? ", timed GEMM algorithms"
-                                    : ", heuristic GEMM algorithms";
   }
   std::fprintf(out, "device: %s, %s%s [%s]\n", meta.device.c_str(),
                meta.deviceName.c_str(), cudaSettings.c_str(),
@@ -196,7 +194,7 @@ void printJson(FILE *out, const BenchMetadata &meta,
       "  \"machine\": {\"host\": %s, \"cpu\": %s, \"cpu_threads\": %u},\n"
       "  \"device\": {\"kind\": %s, \"name\": %s, \"why\": %s, "
       "\"cuda_graphs\": %s, \"dependent_launch\": %s, \"decode_gemv\": "
-      "%s, \"gemm_tuning\": %s},\n"
+      "%s},\n"
       "  \"model\": {\"name\": %s, \"weights\": %s, "
       "\"decode_weight_bytes\": %s, \"plan_weight_bytes\": %s},\n"
       "  \"plan\": {\"source\": %s, \"max_tokens\": %lld, \"max_batch\": "
@@ -212,7 +210,6 @@ void printJson(FILE *out, const BenchMetadata &meta,
       meta.device == "cuda" && meta.cudaGraphs ? "true" : "false",
       meta.device == "cuda" && meta.dependentLaunch ? "true" : "false",
       meta.device == "cuda" && meta.decodeGemv ? "true" : "false",
-      meta.device == "cuda" && meta.gemmTuning ? "true" : "false",
       quote(meta.model).c_str(), quote(meta.weights).c_str(),
       num(meta.weightBytes).c_str(), num(meta.planWeightBytes).c_str(),
       quote(meta.planSource).c_str(), (long long)meta.planMaxTokens,

@@ -57,7 +57,6 @@ struct BenchMetadata {
   bool cudaGraphs = false;
   bool dependentLaunch = false;
   bool decodeGemv = false;
-  bool gemmTuning = false;
   std::string model;
   std::string planSource; ///< the plan file, or the model it was compiled from
   int64_t planMaxTokens = 0, planMaxBatch = 0;
