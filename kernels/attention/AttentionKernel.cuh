@@ -64,8 +64,9 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   static_assert(!WG || NTP * kProducerRegs + NTC * kComputeRegs <=
                            (65536 / NT) / 8 * 8 * NT,
                 "the register split fits the block's registers");
-  pdlWait();
-  pdlLaunchDependents();
+  // The dependency wait comes after the lengths, positions and block tables
+  // are read (step inputs that no kernel writes, Attention.h) and, for
+  // decode, after the first stages' copies of cached keys were issued.
   using Ops = MmaOps<T>;
   constexpr int ROWS = 16 * WM;
   constexpr int SK = KW * WN; // keys per stage
@@ -96,8 +97,10 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   const int32_t prefix = kvLen - qLen;
   const int32_t rowsTotal = qLen * G;
   const int32_t row0 = rowTile * ROWS;
-  if (row0 >= rowsTotal)
-    return; // the whole item (every split) leaves: counters untouched
+  if (row0 >= rowsTotal) {
+    pdlWait(); // no block leaves before the wait (Pdl.cuh)
+    return;    // the whole item (every split) leaves: counters untouched
+  }
   const int32_t tokLo = row0 / G;
   const int32_t tokHi = (min(row0 + ROWS, rowsTotal) - 1) / G;
   const bool tree = p.parentIds != nullptr;
@@ -247,6 +250,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       static_cast<uint32_t>(__cvta_generic_to_shared(stageBars));
   const uint32_t emptyBar = fullBar + 8 * NST;
   if constexpr (WG) {
+    pdlWait();
+    pdlLaunchDependents();
     if (tid == 0)
       for (int s = 0; s < NST; ++s) {
         mbarInit(fullBar + 8 * s, NTP);
@@ -283,11 +288,24 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     for (int s = 0; s < NST; ++s)
       if (s < nTiles)
         lookupStage(s, ahead[s]);
+    // Slots before the new tokens were written by earlier steps, not by
+    // the previous kernel (Attention.h): when the prologue's stages hold
+    // only such slots, their copies go out before the dependency wait and
+    // stream in under the previous kernel's tail.
+    const bool early = min(ke, ks + (NST - 1) * SK) <= prefix;
+    if (!early) {
+      pdlWait();
+      pdlLaunchDependents();
+    }
 #pragma unroll
     for (int s = 0; s < NST - 1; ++s) {
       if (s < nTiles)
         loadStage(s, s, ahead[s]);
       cpAsyncCommit();
+    }
+    if (early) {
+      pdlWait();
+      pdlLaunchDependents();
     }
 #pragma unroll
     for (int j = 0; j < KEYS_PER_THREAD; ++j)

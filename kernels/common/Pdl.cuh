@@ -6,10 +6,12 @@
 // caches, outputs), and before any early return: a block that exits
 // without waiting could let the grid finish before its predecessor has,
 // and the next kernel's wait would then no longer cover that predecessor.
-// Reads of memory no kernel writes (weights, rotary tables) may come
-// before it. pdlLaunchDependents() right after the wait lets the next
-// kernel be scheduled once every block of this one has started; it then
-// occupies only slots this kernel leaves free, and waits in turn.
+// Reads of memory no kernel writes (weights, rotary tables, step inputs
+// uploaded from the host) may come before it. pdlLaunchDependents() right
+// after the wait lets the next kernel be scheduled once every block of this
+// one has started; it then occupies only slots this kernel leaves free, and
+// waits in turn. Since every kernel here waits before it triggers, a kernel
+// that starts finds all kernels before its predecessor complete.
 #ifndef STRATA_KERNELS_COMMON_PDL_CUH
 #define STRATA_KERNELS_COMMON_PDL_CUH
 
