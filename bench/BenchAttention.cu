@@ -245,6 +245,12 @@ int main(int argc, char **argv) {
   // a short context shows a block's fixed cost.
   for (int32_t splits : {16, 24, 33, 48, 66, 99})
     benchCached(options, report, dec, 1, 8192, 1, true, "tuning", splits);
+  // The two event-timed targets still missed: a long context at batch 1
+  // and the shortest context at batch 16 (the launcher picks 33 and 2).
+  for (int32_t splits : {16, 24, 33})
+    benchCached(options, report, dec, 1, 32768, 1, false, "tuning", splits);
+  for (int32_t splits : {1, 2, 3})
+    benchCached(options, report, dec, 16, 4096, 1, false, "tuning", splits);
   for (int32_t splits : {4, 16})
     benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, true,
                 "tuning", splits);
