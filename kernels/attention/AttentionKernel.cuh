@@ -221,6 +221,9 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       return -1;
     return (contigRow + s) * D;
   };
+  // Decode reads each key once per step: its lines go first from L2 (the
+  // tiles of prefill, extend and trees are read by several blocks).
+  const uint64_t kvPolicy = WG ? 0 : l2EvictFirst();
   auto loadStage = [&](int tile, int stage, const Lookup &blk) {
     const int32_t t0 = ks + tile * SK + keyInPass;
     const uint32_t kBase = smemBase + stage * STAGE_BYTES;
@@ -234,8 +237,17 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       constexpr uint32_t PASS_BYTES = KEYS_PER_PASS * ROW_BYTES;
 #pragma unroll
       for (int m = 0; m < CPT; ++m) {
-        cpAsync16(kBase + j * PASS_BYTES + sOff[m], kRow + m * TPR * 8, valid);
-        cpAsync16(vBase + j * PASS_BYTES + sOff[m], vRow + m * TPR * 8, valid);
+        if constexpr (WG) {
+          cpAsync16(kBase + j * PASS_BYTES + sOff[m], kRow + m * TPR * 8,
+                    valid);
+          cpAsync16(vBase + j * PASS_BYTES + sOff[m], vRow + m * TPR * 8,
+                    valid);
+        } else {
+          cpAsync16(kBase + j * PASS_BYTES + sOff[m], kRow + m * TPR * 8, valid,
+                    kvPolicy);
+          cpAsync16(vBase + j * PASS_BYTES + sOff[m], vRow + m * TPR * 8, valid,
+                    kvPolicy);
+        }
       }
     }
   };

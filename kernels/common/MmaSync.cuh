@@ -21,6 +21,22 @@ __device__ __forceinline__ void cpAsync16(uint32_t dst, const void *src,
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
                "l"(src), "r"(valid ? 16 : 0));
 }
+/// An L2 policy for data read once: its lines are evicted first, so that
+/// lines read again (lengths, tables, partial results) stay.
+__device__ __forceinline__ uint64_t l2EvictFirst() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n"
+               : "=l"(policy));
+  return policy;
+}
+/// cpAsync16 under an L2 policy (l2EvictFirst).
+__device__ __forceinline__ void cpAsync16(uint32_t dst, const void *src,
+                                          bool valid, uint64_t policy) {
+  asm volatile(
+      "cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::
+          "r"(dst),
+      "l"(src), "r"(valid ? 16 : 0), "l"(policy));
+}
 __device__ __forceinline__ void cpAsyncCommit() {
   asm volatile("cp.async.commit_group;\n" ::);
 }
