@@ -17,7 +17,8 @@
 namespace strata::tools {
 
 /// Declares --prompt-tokens, --gen-tokens, --batch, --repetitions,
-/// --device, --no-graphs, --no-dependent-launch, --no-gemv, --weights, --output and --bandwidth-gbs.
+/// --device, --no-graphs, --no-dependent-launch, --no-gemv, --weights,
+/// --output and --bandwidth-gbs.
 void addBenchOptions(ArgParser &parser);
 
 struct BenchSettings {
