@@ -14,7 +14,8 @@
 # usage: scripts/gpu-run.sh [--build-dir DIR] [--tests REGEX]
 #                           [--memcheck[=REGEX]] [--no-tests] [--no-bench]
 #                           [--bench-args "ARGS"]
-# --tests keeps the GPU tests whose ctest name matches REGEX (ctest -R).
+# --tests keeps the GPU tests whose ctest name matches REGEX (ctest -R);
+# a REGEX that selects none fails the run.
 set -uo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -490,13 +490,16 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     // Warpgroups of 64 rows on wgmma, taking turns at the tensor cores
     // (named barriers 1 and 2). In its turn a warpgroup issues the scores
     // of tile it and then PV of tile it - 1, and hands over. It waits for
-    // the scores only and runs their softmax while its own PV and the other
-    // warpgroup's products occupy the tensor cores; then it waits for its
-    // PV, rescales O and packs P for the next turn (O and the previous P
-    // are the in-flight PV's operands until then). Stages are handed
-    // between loaders and readers by mbarriers, so neither warpgroup waits
-    // for the other except for its turn. (Waiting for both products before
-    // the softmax left the tensor cores idle for part of every softmax; in
+    // the scores, runs their softmax, waits for its PV, rescales O and
+    // packs P for the next turn (O and the previous P are the in-flight
+    // PV's operands until then); the softmax runs while the other
+    // warpgroup's products occupy the tensor cores. ptxas places PV's wait
+    // at the start of the softmax's basic block (a wgmma wait has no
+    // operand that holds it back), so the softmax does not overlap the
+    // warpgroup's own PV; holding the wait behind a branch on the softmax's
+    // result gave that overlap and measured no gain (docs/kernels.md).
+    // Stages are handed between loaders and readers by mbarriers, so
+    // neither warpgroup waits for the other except for its turn. (In
     // lockstep, one block barrier per tile, both warpgroups ran their
     // softmax at the same time.)
     const int wg = warp / 4;
@@ -578,7 +581,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         wgmmaWait<1>(); // the scores of tile it
         fenceOperands(sAcc);
         softmaxScores(sAcc, ks + it * SK, pScale);
-        wgmmaWaitAll(); // PV of tile it - 1
+        wgmmaWaitAll(); // PV of tile it - 1 (ptxas issues it earlier)
         afterPV(it, pScale);
       }
       turnBegin(nTiles);
