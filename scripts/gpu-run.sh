@@ -4,6 +4,8 @@
 # and runs
 #   1. every GPU test (ctest label "gpu", STRATA_REQUIRE_GPU=1 so that a
 #      missing device fails instead of skipping), output shown on failure;
+#      first, the compiled plans those tests load must be of this source's
+#      plan format (else exit 2, naming the stale ones);
 #   2. every benchmark binary bench/strata-bench-* (each writes JSON);
 #   3. with --memcheck, every GPU test executable (or those whose name
 #      matches REGEX) once more under compute-sanitizer's memcheck tool;
@@ -45,6 +47,27 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
        "then carry it)" >&2
   exit 2
 fi
+# The engine and oracle tests load compiled plans (STRATA_PLAN_DIR, else
+# <build>/plans). A folder of another plan format fails each of them with
+# the same message; say it once, before any test runs.
+if [ "$run_tests" = 1 ]; then
+  plan_dir="${STRATA_PLAN_DIR:-$build/plans}"
+  want="$(sed -n 's/^constexpr uint32_t kPlanFormatVersion = \([0-9]*\);.*/\1/p' \
+    "$repo/runtime/plan/Plan.h")"
+  stale=()
+  for plan in "$plan_dir"/*.splan; do
+    [ -f "$plan" ] || continue
+    got="$(od -An -tu4 -j8 -N4 "$plan" | tr -d ' ')"
+    [ "$got" = "$want" ] || stale+=("$(basename "$plan") (format ${got:-?})")
+  done
+  if [ ${#stale[@]} -gt 0 ]; then
+    echo "gpu-run.sh: plans in $plan_dir are not of this build's format" \
+         "$want: ${stale[*]}; recompile them (ninja strata-test-plans" \
+         "strata-oracle-plans in a full build) and carry them" >&2
+    exit 2
+  fi
+fi
+
 logs="${OUT:-$build/gpu-run-logs}"
 mkdir -p "$logs"
 summary="$logs/summary.md"
