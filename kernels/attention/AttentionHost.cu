@@ -72,6 +72,8 @@ Status checkAttention(const char *name, AttentionKind kind,
   if (tree != (t.parentIds != nullptr))
     return fail(name, tree ? "tree attention needs parentIds"
                            : "parentIds is only taken by attentionTree");
+  if (!tree && t.positions)
+    return fail(name, "positions are only taken by attentionTree");
   if (launch.maxQLen < 1 || launch.maxQLen > (int64_t(1) << 24))
     return fail(name, "maxQLen " + std::to_string(launch.maxQLen) +
                           " must be in [1, 2^24]");
@@ -95,7 +97,7 @@ Status checkAttention(const char *name, AttentionKind kind,
 WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &d,
                                 const AttentionLaunch &launch) {
   WorkspaceLayout ws;
-  const Config cfg = configFor(kind, d.headDim);
+  const Config cfg = configFor(kind, d.headDim, launch.maxQLen);
   const int64_t group =
       d.numKvHeads > 0 ? std::max(1, d.numQHeads / d.numKvHeads) : 1;
   ws.rowTiles =

@@ -40,6 +40,7 @@
 #include "kernels/common/Pdl.cuh"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace strata::kernels::attention_detail {
 
@@ -53,14 +54,20 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   constexpr int NTC = 32 * NWARP;                // compute threads
   constexpr int NTP = WG ? kProducerThreads : 0; // wgmma path
   constexpr int NT = NTC + NTP;
-  static_assert(!WG || (WM == 8 && WN == 1 && KW == 64),
-                "wgmma takes two warpgroups of 64 rows sharing 64-key "
-                "stages (the turns and the register split assume two)");
+  static_assert(!WG || (WM == 8 && WN == 1 && (KW == 64 || KW == 128)),
+                "wgmma takes two warpgroups of 64 rows sharing 64- or "
+                "128-key stages (the turns and the register split assume "
+                "two)");
   static_assert(16 * WM <= NT, "a block's tokens fit its threads");
+  // wgmma with 128-key stages reads Q from shared memory (SS): the 32
+  // registers per thread of Q's fragments are what the 128-key score tile
+  // needs. With 64-key stages Q stays in registers (RS), which leaves
+  // shared memory's bandwidth to K and V.
+  constexpr bool QS = WG && KW == 128;
   // Register split of the wgmma path (setmaxnreg): the block starts with
   // 65536 / NT registers per thread (rounded down to 8); the producer keeps
   // what address arithmetic needs and the compute warps take the rest.
-  constexpr int kProducerRegs = 40, kComputeRegs = 232;
+  constexpr int kProducerRegs = QS ? 24 : 40, kComputeRegs = QS ? 240 : 232;
   static_assert(!WG || NTP * kProducerRegs + NTC * kComputeRegs <=
                            (65536 / NT) / 8 * 8 * NT,
                 "the register split fits the block's registers");
@@ -72,6 +79,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   constexpr int SK = KW * WN; // keys per stage
   constexpr int CH = D / 8;   // 16-byte chunks per row
   constexpr int STAGE_BYTES = 2 * SK * D * 2;
+  static_assert(STAGE_BYTES % 1024 == 0, "stages keep swizzle atoms aligned");
   constexpr int OST = D + 8; // padded fp32 row of the epilogue buffer
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int32_t sInfo[4];
@@ -104,7 +112,9 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   const int32_t tokLo = row0 / G;
   const int32_t tokHi = (min(row0 + ROWS, rowsTotal) - 1) / G;
   const bool tree = p.parentIds != nullptr;
-  const int32_t *pos = p.positions ? p.positions + qBegin : nullptr;
+  // Positions come only with trees (checked at launch), which never take
+  // 128-key stages: without them that configuration fits its registers.
+  const int32_t *pos = !QS && p.positions ? p.positions + qBegin : nullptr;
 
   // Key range of the item: causal rows end at their own slot, tree rows at
   // their own slot too (a parent precedes its children, see Attention.h);
@@ -257,10 +267,15 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   // wgmma path: full[s] completes when the producer's copies of the tile in
   // stage s have landed (NTP cp.async arrivals), empty[s] when every
   // compute warp has finished reading it (NWARP arrivals).
-  __shared__ __align__(8) uint64_t stageBars[WG ? 2 * NST : 1];
+  // QS: qBar completes when the producer's copies of Q have landed.
+  __shared__ __align__(8) uint64_t stageBars[WG ? 2 * NST + 1 : 1];
   const uint32_t fullBar =
       static_cast<uint32_t>(__cvta_generic_to_shared(stageBars));
   const uint32_t emptyBar = fullBar + 8 * NST;
+  const uint32_t qBar = emptyBar + 8 * NST;
+  // QS: the block's Q tile [ROWS][D] after the stages, laid out like a K
+  // tile (column halves of 128-byte swizzled rows).
+  const uint32_t qBase = smemBase + NST * STAGE_BYTES;
   if constexpr (WG) {
     pdlWait();
     pdlLaunchDependents();
@@ -269,28 +284,114 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         mbarInit(fullBar + 8 * s, NTP);
         mbarInit(emptyBar + 8 * s, NWARP);
       }
+    if (QS && tid == 0)
+      mbarInit(qBar, NTP);
     __syncthreads();
     if (producer) {
       // The producer warpgroup only issues copies: it gives registers to
       // the compute warpgroups, whose instruction stream is then the
       // products and the softmax alone.
       warpgroupSetMaxRegs<kProducerRegs, false>();
-      Lookup cur = {};
-      if (nTiles > 0)
-        lookupStage(0, cur);
-      for (int t = 0; t < nTiles; ++t) {
-        if (t + 1 < nTiles)
-          lookupStage(t + 1, next);
-        const int st = t % NST;
-        if (t >= NST)
-          mbarWait(emptyBar + 8 * st, (t / NST - 1) & 1);
-        loadStage(t, st, cur);
-        cpAsyncArriveNoinc(fullBar + 8 * st);
+      if constexpr (QS) {
+        // Q first, one row per producer thread: the compute warpgroups'
+        // first products wait for it. Rows past the item are zero.
+        static_assert(ROWS == NTP, "a producer thread per row of Q");
+        const int32_t row = row0 + tid;
+        const bool valid = row < rowsTotal;
+        const int32_t tok = valid ? row / G : 0;
+        const int g = valid ? row - tok * G : 0;
+        const uint16_t *src =
+            p.q + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D;
 #pragma unroll
-        for (int j = 0; j < KEYS_PER_THREAD; ++j)
-          cur[j] = next[j];
+        for (int ch = 0; ch < CH; ++ch)
+          cpAsync16(qBase + uint32_t((ch / 8) * (ROWS * 128) + tid * 128 +
+                                     ((ch % 8) ^ (tid & 7)) * 16),
+                    src + ch * 8, valid);
+        cpAsyncArriveNoinc(qBar);
       }
-      cpAsyncWait<0>(); // no thread leaves with copies in flight
+      // The copy loop per cache layout (contiguous, paged with a
+      // power-of-two block size, other paged): the layout tests are made
+      // once instead of per key, where they had made the producer issue
+      // about 290 instructions per 64-key tile, a third of its scheduler's
+      // issue slots beside two compute warps. A stage's block-table
+      // lookups go right before its copies: the producer runs NST stages
+      // ahead of the readers, which hides their round trip.
+      auto produce = [&](auto layout) {
+        constexpr int L = decltype(layout)::value;
+        const int32_t *table = p.blockTables + b * p.maxBlocksPerSeq;
+        const int64_t rowBase = (L == 0 ? contigRow : headRow) * D;
+        const uint16_t *kHead = kSrc + rowBase, *vHead = vSrc + rowBase;
+        for (int t = 0; t < nTiles; ++t) {
+          const int st = t % NST;
+          const int32_t t0 = ks + t * SK + keyInPass;
+          // With a power-of-two block size the first half of a thread's
+          // keys are looked up before the wait for the stage, the rest at
+          // their copies (under the first half's copies), and offsets are
+          // formed at the copies: all of them ahead took 3% longer at 8K
+          // tokens when they came after the wait, and spilled the
+          // producer's 24 registers of 128-key stages when kept before it.
+          // Other block sizes look up at the copies (their divisions need
+          // more registers).
+          auto lookup = [&](int32_t sl) -> int32_t {
+            const int32_t logical =
+                L == 1 ? sl >> p.blockShift : sl / p.blockSize;
+            return sl < ke && logical < p.maxBlocksPerSeq
+                       ? __ldg(table + logical)
+                       : -1;
+          };
+          constexpr int AHEAD = (KEYS_PER_THREAD + 1) / 2;
+          int32_t blk[AHEAD];
+#pragma unroll
+          for (int j = 0; j < AHEAD; ++j)
+            blk[j] = L == 1 ? lookup(t0 + j * KEYS_PER_PASS) : -1;
+          if (t >= NST)
+            mbarWait(emptyBar + 8 * st, (t / NST - 1) & 1);
+          const uint32_t kBase = smemBase + st * STAGE_BYTES;
+          const uint32_t vBase = kBase + SK * D * 2;
+#pragma unroll
+          for (int j = 0; j < KEYS_PER_THREAD; ++j) {
+            const int32_t sl = t0 + j * KEYS_PER_PASS;
+            int64_t off = -1;
+            if constexpr (L == 0) {
+              if (sl < ke && sl < p.capacity)
+                off = int64_t(sl) * D;
+            } else {
+              const int32_t inBlock =
+                  L == 1 ? sl & (p.blockSize - 1) : sl % p.blockSize;
+              const int32_t id =
+                  L == 1 && j < AHEAD ? blk[j < AHEAD ? j : 0] : lookup(sl);
+              if (id >= 0 && id < p.numBlocks)
+                off = id * p.blockStride + inBlock * D;
+            }
+            const bool valid = off >= 0;
+            const uint16_t *kRow = valid ? kHead + off : p.k;
+            const uint16_t *vRow = valid ? vHead + off : p.k;
+            constexpr uint32_t PASS_BYTES = KEYS_PER_PASS * ROW_BYTES;
+            // Chunk m of a thread is chunk tid % 4 + 4 m of the row: column
+            // half m / 2, and within its 128 bytes the place of chunk m % 2
+            // (the swizzle XORs the low three bits only), so two offsets.
+            static_assert(TPR == 4 && CPT <= 4, "chunk places as assumed");
+#pragma unroll
+            for (int m = 0; m < CPT; ++m) {
+              const uint32_t at =
+                  j * PASS_BYTES + (m / 2) * (SK * 128) + sOff[m % 2];
+              cpAsync16(kBase + at, kRow + m * TPR * 8, valid);
+              cpAsync16(vBase + at, vRow + m * TPR * 8, valid);
+            }
+          }
+          cpAsyncArriveNoinc(fullBar + 8 * st);
+        }
+      };
+      if (!p.paged)
+        produce(std::integral_constant<int, 0>{});
+      else if (p.blockShift >= 0)
+        produce(std::integral_constant<int, 1>{});
+      else
+        produce(std::integral_constant<int, 2>{});
+      // No thread leaves with copies in flight. Its copies were never
+      // committed to a group (the full barriers track them), so a
+      // wait_group would not cover them; wait_all does.
+      cpAsyncWaitAll();
       return;
     }
     warpgroupSetMaxRegs<kComputeRegs, true>();
@@ -324,12 +425,12 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       next[j] = ahead[NST - 1][j];
   }
 
-  // Q fragments (A operand) of this warp's 16 rows; rows past the item
-  // are zero.
+  // Q: A fragments of each warp's 16 rows in registers (rows past the item
+  // zero), or (QS) in shared memory, copied there by the producer.
   const int32_t wRow = row0 + (WM > 1 ? 16 * warp : 0);
   int32_t rTok[2], rSlot[2], rPos[2];
   bool rValid[2];
-  uint32_t qf[D / 16][4];
+  uint32_t qf[QS ? 1 : D / 16][4];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     int32_t row = wRow + (lane >> 2) + 8 * h;
@@ -339,13 +440,15 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     rTok[h] = tok;
     rSlot[h] = prefix + tok;
     rPos[h] = pos ? __ldg(pos + tok) : rSlot[h];
-    const uint32_t *src = reinterpret_cast<const uint32_t *>(
-        p.q + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D);
+    if constexpr (!QS) {
+      const uint32_t *src = reinterpret_cast<const uint32_t *>(
+          p.q + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D);
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      int c = kk * 8 + (lane & 3); // uint32 index: element 2c
-      qf[kk][0 + h] = rValid[h] ? __ldg(src + c) : 0u;
-      qf[kk][2 + h] = rValid[h] ? __ldg(src + c + 4) : 0u;
+      for (int kk = 0; kk < D / 16; ++kk) {
+        int c = kk * 8 + (lane & 3); // uint32 index: element 2c
+        qf[kk][0 + h] = rValid[h] ? __ldg(src + c) : 0u;
+        qf[kk][2 + h] = rValid[h] ? __ldg(src + c + 4) : 0u;
+      }
     }
   }
   // Bounds over the warp's rows that decide whether a key slice needs the
@@ -402,12 +505,18 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     if (needMask) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        uint64_t anc = 0; // tree: bit j = key tLo + j is an ancestor
+        // tree: bit j of anc[j / 64] = key tLo + j is an ancestor
+        uint64_t anc[(KW + 63) / 64] = {};
         if (tree && tLo + KW > prefix) {
           for (int32_t a = rTok[h]; a >= 0 && prefix + a >= tLo;
-               a = __ldg(parents + a))
-            if (prefix + a < tLo + KW)
-              anc |= 1ull << (prefix + a - tLo);
+               a = __ldg(parents + a)) {
+            const int32_t j = prefix + a - tLo;
+            // written per word so that anc stays in registers
+#pragma unroll
+            for (int w = 0; w < (KW + 63) / 64; ++w)
+              if (j >= 64 * w && j < min(KW, 64 * w + 64))
+                anc[w] |= 1ull << (j - 64 * w);
+          }
         }
 #pragma unroll
         for (int n = 0; n < KW / 8; ++n)
@@ -417,7 +526,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
             int32_t slot = tLo + j;
             bool vis = slot < ke;
             if (slot >= prefix)
-              vis = vis && (tree ? ((anc >> j) & 1) : slot <= rSlot[h]);
+              vis = vis && (tree ? ((anc[n / 8] >> (j - 64 * (n / 8))) & 1)
+                                 : slot <= rSlot[h]);
             if (p.window > 0 && vis) {
               int32_t kPos =
                   slot >= prefix && pos ? __ldg(pos + (slot - prefix)) : slot;
@@ -455,19 +565,24 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       lRow[h] = lRow[h] * pScale[h] + sum;
     }
   };
-  auto rescaleO = [&](const float(&pScale)[2]) {
-    // Once a row's maximum has settled (most tiles after the first few)
-    // its scale is 1: a warp whose rows all kept theirs skips the
-    // rescale of O, which is the bulk of the softmax's multiplies.
-    if (__any_sync(0xffffffffu, pScale[0] != 1.f || pScale[1] != 1.f)) {
+  auto scaleO = [&](const float(&pScale)[2]) {
 #pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        o[n][0] *= pScale[0];
-        o[n][1] *= pScale[0];
-        o[n][2] *= pScale[1];
-        o[n][3] *= pScale[1];
-      }
+    for (int n = 0; n < D / 8; ++n) {
+      o[n][0] *= pScale[0];
+      o[n][1] *= pScale[0];
+      o[n][2] *= pScale[1];
+      o[n][3] *= pScale[1];
     }
+  };
+  // Once a row's maximum has settled (most tiles after the first few) its
+  // scale is 1: a warp whose rows all kept theirs skips the rescale of O,
+  // which is the bulk of the softmax's multiplies.
+  auto needRescale = [&](const float(&pScale)[2]) {
+    return __any_sync(0xffffffffu, pScale[0] != 1.f || pScale[1] != 1.f);
+  };
+  auto rescaleO = [&](const float(&pScale)[2]) {
+    if (needRescale(pScale))
+      scaleO(pScale);
   };
   auto softmaxTile = [&](float(&s)[KW / 8][4], const int32_t tLo) {
     float pScale[2];
@@ -490,16 +605,13 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     // Warpgroups of 64 rows on wgmma, taking turns at the tensor cores
     // (named barriers 1 and 2). In its turn a warpgroup issues the scores
     // of tile it and then PV of tile it - 1, and hands over. It waits for
-    // the scores, runs their softmax, waits for its PV, rescales O and
-    // packs P for the next turn (O and the previous P are the in-flight
-    // PV's operands until then); the softmax runs while the other
-    // warpgroup's products occupy the tensor cores. ptxas places PV's wait
-    // at the start of the softmax's basic block (a wgmma wait has no
-    // operand that holds it back), so the softmax does not overlap the
-    // warpgroup's own PV; holding the wait behind a branch on the softmax's
-    // result gave that overlap and measured no gain (docs/kernels.md).
-    // Stages are handed between loaders and readers by mbarriers, so
-    // neither warpgroup waits for the other except for its turn. (In
+    // the scores only and runs their softmax while its own PV and the other
+    // warpgroup's products occupy the tensor cores; then it waits for its
+    // PV, rescales O and packs P for the next turn (O and the previous P
+    // are the in-flight PV's operands until then). Stages are handed
+    // between loaders and readers by mbarriers, so neither warpgroup waits
+    // for the other except for its turn. (Waiting for both products before
+    // the softmax left the tensor cores idle for part of every softmax; in
     // lockstep, one block barrier per tile, both warpgroups ran their
     // softmax at the same time.)
     const int wg = warp / 4;
@@ -533,16 +645,25 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         Wgmma<T, D, true>::run(o, pPrev[kk], descAdvance(vd, kk * 16 * 128), 1);
       wgmmaCommit();
     };
+    // QS: A = this warpgroup's 64 rows of Q, laid out like K.
+    const uint64_t qDesc0 = sw128Desc(qBase + wg * 64 * 128, 16, 1024);
     auto issueS = [&](int t) {
-      // B = K (key-major rows of d): one m64n64k16 per 16 of d, 32 bytes
+      // B = K (key-major rows of d): one m64nKWk16 per 16 of d, 32 bytes
       // further into the swizzled 128-byte rows, the second 64 of d in the
-      // tile's second half.
+      // tile's second half (Q likewise).
       const uint64_t kd = descAdvance(kDesc0, (t % NST) * STAGE_BYTES);
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk)
-        Wgmma<T, KW, false>::run(
-            sAcc, qf[kk],
-            descAdvance(kd, (kk / 4) * (SK * 128) + (kk % 4) * 32), kk > 0);
+      for (int kk = 0; kk < D / 16; ++kk) {
+        const uint64_t kdk =
+            descAdvance(kd, (kk / 4) * (SK * 128) + (kk % 4) * 32);
+        if constexpr (QS)
+          WgmmaSS<T, KW>::run(
+              sAcc,
+              descAdvance(qDesc0, (kk / 4) * (ROWS * 128) + (kk % 4) * 32), kdk,
+              kk > 0);
+        else
+          Wgmma<T, KW, false>::run(sAcc, qf[kk], kdk, kk > 0);
+      }
       wgmmaCommit();
     };
     // Hand the turn over; warpgroup 1 skips its last hand-over, which
@@ -551,11 +672,11 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       if (wg == 0 || t < nTiles)
         namedBarArrive(otherTurn, NTC);
     };
-    // Once PV of tile t - 1 is done: O and P are free, stage t - 1 too.
-    auto afterPV = [&](int t, const float(&pScale)[2]) {
+    // Once PV of tile t - 1 is done and O rescaled: P and stage t - 1 are
+    // free.
+    auto afterPV = [&](int t) {
       fenceOperands(o);
       fenceOperands(pPrev);
-      rescaleO(pScale);
       packP(sAcc, pPrev);
       if (t > 0 && lane == 0)
         mbarArrive(emptyBar + 8 * ((t - 1) % NST));
@@ -566,13 +687,16 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       if (wg == 1)
         namedBarArrive(1, NTC); // warpgroup 0 goes first
       float pScale[2];
+      if constexpr (QS)
+        mbarWait(qBar, 0); // turnBegin's proxy fence covers Q as well
       turnBegin(0);
       issueS(0);
       handOver(0);
       wgmmaWaitAll();
       fenceOperands(sAcc);
       softmaxScores(sAcc, ks, pScale);
-      afterPV(0, pScale);
+      rescaleO(pScale);
+      afterPV(0);
       for (int it = 1; it < nTiles; ++it) {
         turnBegin(it);
         issueS(it);
@@ -581,8 +705,17 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         wgmmaWait<1>(); // the scores of tile it
         fenceOperands(sAcc);
         softmaxScores(sAcc, ks + it * SK, pScale);
-        wgmmaWaitAll(); // PV of tile it - 1 (ptxas issues it earlier)
-        afterPV(it, pScale);
+        // PV of tile it - 1. The wait sits behind a branch on the softmax's
+        // result: ptxas schedules a wgmma wait as early as its basic block
+        // allows, and in the softmax's block it had gone ahead of the
+        // exponentials, so that the softmax never ran under this PV.
+        if (needRescale(pScale)) {
+          wgmmaWaitAll();
+          fenceOperands(o);
+          scaleO(pScale);
+        }
+        wgmmaWaitAll();
+        afterPV(it);
       }
       turnBegin(nTiles);
       issuePV(nTiles - 1);

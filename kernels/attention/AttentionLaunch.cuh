@@ -26,21 +26,36 @@ struct Config {
   int rows() const { return 16 * wm; }
   int stageKeys() const { return kw * wn; }
   size_t smemBytes(int headDim) const {
+    // wgmma: room to align the stages; with 128-key stages the Q tile
+    // follows them (AttentionKernel.cuh, QS)
     size_t stages = size_t(nst) * 2 * stageKeys() * headDim * 2 +
-                    (wgmma ? 1024 : 0); // room to align the stages
+                    (wgmma ? 1024 : 0) +
+                    (wgmma && kw == 128 ? size_t(rows()) * headDim * 2 : 0);
     size_t warps = size_t(wm) * wn;
     size_t epilogue = (warps * 16 * size_t(headDim + 8) + 2 * warps * 16) * 4;
     return std::max(stages, epilogue);
   }
 };
 
+/// Whether rows of this launch take 128-key stages (3 deep, Q in shared
+/// memory) instead of 64-key ones (4 deep): for long prefills and extends
+/// at headDim 128, where they were 8% faster at 8K tokens. Shorter
+/// sequences lose more to the masked half of their last, diagonal tile
+/// and to filling deeper stages (4 x 2048 tokens: 3-6% slower), and so
+/// does a tree verify's split of a few tiles (4-5%).
+inline bool rowsWide(AttentionKind kind, int headDim, int64_t maxQLen) {
+  return headDim == 128 && maxQLen >= 4096 &&
+         (kind == AttentionKind::Prefill || kind == AttentionKind::Extend);
+}
+
 /// Rows configuration on wgmma for prefill/extend/tree (one block of 384
 /// threads per SM, by registers); key-split warps for decode, where
 /// headDim 64 affords 32 keys per warp in the same shared memory.
-inline Config configFor(AttentionKind kind, int headDim) {
+inline Config configFor(AttentionKind kind, int headDim, int64_t maxQLen) {
   if (kind == AttentionKind::Decode)
     return headDim == 64 ? Config{1, 4, 32, 3, 1} : Config{1, 4, 16, 3, 1};
-  return Config{8, 1, 64, 4, 1, true, 1};
+  return rowsWide(kind, headDim, maxQLen) ? Config{8, 1, 128, 3, 1, true, 1}
+                                          : Config{8, 1, 64, 4, 1, true, 1};
 }
 
 /// Entry checks common to every launcher (dims, pointers, alignment, the
@@ -65,7 +80,7 @@ Status launchConfig(const char *name, AttentionKind kind,
                     const AttentionLaunch &launch, cudaStream_t stream) {
   // The workspace and the split count were planned from configFor: the
   // instantiated kernel must be that configuration.
-  const Config cfg = configFor(kind, D);
+  const Config cfg = configFor(kind, D, launch.maxQLen);
   if (cfg.wm != WM || cfg.wn != WN || cfg.kw != KW || cfg.nst != NST ||
       cfg.minBlocks != MINB || cfg.wgmma != WG)
     return Status::error(std::string(name) +

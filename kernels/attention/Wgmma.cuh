@@ -1,9 +1,9 @@
 // Warpgroup MMA (wgmma, sm_90a) for the attention kernel's rows
 // configuration: A from registers (the same per-warp fragment as
-// mma.sync m16n8k16), B from shared memory through a matrix descriptor,
-// fp32 accumulators in the mma.sync C layout repeated over N / 8 tiles.
-// The operand lists are spelled out in two macros (N = 64 and 128)
-// because inline PTX needs literal strings.
+// mma.sync m16n8k16) or from shared memory, B from shared memory, both
+// through matrix descriptors; fp32 accumulators in the mma.sync C layout
+// repeated over N / 8 tiles. The operand lists are spelled out in macros
+// per N (64 and 128) because inline PTX needs literal strings.
 #ifndef STRATA_KERNELS_ATTENTION_WGMMA_CUH
 #define STRATA_KERNELS_ATTENTION_WGMMA_CUH
 
@@ -131,6 +131,55 @@ __device__ __forceinline__ void warpgroupSetMaxRegs() {
         : STRATA_WGMMA_AB, "r"(accumulate));                                   \
   }
 
+// A from shared memory (K-major, like B): QK^T reads Q from shared memory,
+// which keeps the 32 registers per thread of its fragments free for the
+// 128-key score tile.
+#define STRATA_WGMMA_SS_N64(NAME, TY)                                          \
+  __device__ __forceinline__ void NAME(float(&d)[8][4], uint64_t descA,        \
+                                       uint64_t descB, int accumulate) {       \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                  \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {"  \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, "                            \
+                 "%8, %9, %10, %11, %12, %13, %14, %15, "                      \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, "                    \
+                 "%24, %25, %26, %27, %28, %29, %30, %31"                      \
+                 "}, %32, %33, p, 1, 1, 0, 0;\n}\n"                            \
+                 : STRATA_WGMMA_ACC(0), STRATA_WGMMA_ACC(1),                   \
+                   STRATA_WGMMA_ACC(2), STRATA_WGMMA_ACC(3),                   \
+                   STRATA_WGMMA_ACC(4), STRATA_WGMMA_ACC(5),                   \
+                   STRATA_WGMMA_ACC(6), STRATA_WGMMA_ACC(7)                    \
+                 : "l"(descA), "l"(descB), "r"(accumulate));                   \
+  }
+
+#define STRATA_WGMMA_SS_N128(NAME, TY)                                         \
+  __device__ __forceinline__ void NAME(float(&d)[16][4], uint64_t descA,       \
+                                       uint64_t descB, int accumulate) {       \
+    asm volatile(                                                              \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                           \
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"          \
+        "%0, %1, %2, %3, %4, %5, %6, %7, "                                     \
+        "%8, %9, %10, %11, %12, %13, %14, %15, "                               \
+        "%16, %17, %18, %19, %20, %21, %22, %23, "                             \
+        "%24, %25, %26, %27, %28, %29, %30, %31, "                             \
+        "%32, %33, %34, %35, %36, %37, %38, %39, "                             \
+        "%40, %41, %42, %43, %44, %45, %46, %47, "                             \
+        "%48, %49, %50, %51, %52, %53, %54, %55, "                             \
+        "%56, %57, %58, %59, %60, %61, %62, %63"                               \
+        "}, %64, %65, p, 1, 1, 0, 0;\n}\n"                                     \
+        : STRATA_WGMMA_ACC(0), STRATA_WGMMA_ACC(1), STRATA_WGMMA_ACC(2),       \
+          STRATA_WGMMA_ACC(3), STRATA_WGMMA_ACC(4), STRATA_WGMMA_ACC(5),       \
+          STRATA_WGMMA_ACC(6), STRATA_WGMMA_ACC(7), STRATA_WGMMA_ACC(8),       \
+          STRATA_WGMMA_ACC(9), STRATA_WGMMA_ACC(10), STRATA_WGMMA_ACC(11),     \
+          STRATA_WGMMA_ACC(12), STRATA_WGMMA_ACC(13), STRATA_WGMMA_ACC(14),    \
+          STRATA_WGMMA_ACC(15)                                                 \
+        : "l"(descA), "l"(descB), "r"(accumulate));                            \
+  }
+
+STRATA_WGMMA_SS_N64(wgmmaSsBf16N64, "bf16")
+STRATA_WGMMA_SS_N128(wgmmaSsBf16N128, "bf16")
+STRATA_WGMMA_SS_N64(wgmmaSsF16N64, "f16")
+STRATA_WGMMA_SS_N128(wgmmaSsF16N128, "f16")
+
 STRATA_WGMMA_N64(wgmmaBf16N64K, "bf16", 0)
 STRATA_WGMMA_N64(wgmmaBf16N64T, "bf16", 1)
 STRATA_WGMMA_N128(wgmmaBf16N128T, "bf16", 1)
@@ -140,6 +189,8 @@ STRATA_WGMMA_N128(wgmmaF16N128T, "f16", 1)
 
 #undef STRATA_WGMMA_N64
 #undef STRATA_WGMMA_N128
+#undef STRATA_WGMMA_SS_N64
+#undef STRATA_WGMMA_SS_N128
 #undef STRATA_WGMMA_AB
 #undef STRATA_WGMMA_ACC
 
@@ -162,6 +213,22 @@ template <> struct Wgmma<__half, 64, true> {
 };
 template <> struct Wgmma<__half, 128, true> {
   static constexpr auto run = wgmmaF16N128T;
+};
+
+/// d (+)= A B for a 64 x N tile over 16 of K, A and B both K-major in
+/// shared memory.
+template <typename T, int N> struct WgmmaSS;
+template <> struct WgmmaSS<__nv_bfloat16, 64> {
+  static constexpr auto run = wgmmaSsBf16N64;
+};
+template <> struct WgmmaSS<__nv_bfloat16, 128> {
+  static constexpr auto run = wgmmaSsBf16N128;
+};
+template <> struct WgmmaSS<__half, 64> {
+  static constexpr auto run = wgmmaSsF16N64;
+};
+template <> struct WgmmaSS<__half, 128> {
+  static constexpr auto run = wgmmaSsF16N128;
 };
 
 } // namespace strata::kernels::attention_detail

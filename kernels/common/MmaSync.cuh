@@ -40,6 +40,12 @@ __device__ __forceinline__ void cpAsync16(uint32_t dst, const void *src,
 __device__ __forceinline__ void cpAsyncCommit() {
   asm volatile("cp.async.commit_group;\n" ::);
 }
+/// Waits for every cp.async this thread has issued, committed or not (a
+/// wait_group covers committed groups only; copies tracked by an mbarrier
+/// arrival are never committed).
+__device__ __forceinline__ void cpAsyncWaitAll() {
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
 /// Waits until at most N of this thread's committed groups are in flight.
 template <int N> __device__ __forceinline__ void cpAsyncWait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));

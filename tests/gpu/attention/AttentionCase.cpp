@@ -163,7 +163,9 @@ std::string AttnCase::describe() const {
      << " Hkv=" << numKvHeads << " G=" << group << " D=" << headDim
      << (contiguous ? " contiguous" : " bs=" + std::to_string(blockSize))
      << " window=" << window << " splits=" << numSplits
-     << (graphReplay ? " graph" : "") << " q=[";
+     << (graphReplay ? " graph" : "")
+     << (maxQLenBound ? " maxQLen=" + std::to_string(maxQLenBound) : "")
+     << " q=[";
   for (size_t i = 0; i < qLens.size(); ++i)
     os << (i ? "," : "") << qLens[i] << "+" << prefixLens[i];
   os << "]";
@@ -267,7 +269,8 @@ std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
                          : KvCacheView::paged(kDev.get(), vDev.get(), numBlocks,
                                               bs, tabDev.get(), maxBlocks);
   AttentionLaunch l;
-  l.maxQLen = *std::max_element(c.qLens.begin(), c.qLens.end());
+  l.maxQLen = std::max(*std::max_element(c.qLens.begin(), c.qLens.end()),
+                       c.maxQLenBound);
   l.maxKvLen = maxKv;
   l.numSplits = c.numSplits;
   l.workspaceBytes = attentionWorkspaceBytes(c.kind, dims, l);

@@ -34,6 +34,10 @@ struct AttnCase {
   bool treePositions = false;
   /// 0: the launcher's choice.
   int32_t numSplits = 0;
+  /// The launch's maxQLen when larger than every qLen (a launch sized for
+  /// longer sequences than it gets; picks the 128-key-stage configuration
+  /// of long prefills without a long CPU reference). 0: the longest qLen.
+  int32_t maxQLenBound = 0;
   /// Capture the launch into a CUDA graph, then replay it with other
   /// lengths (shorter, up to maxKvLen) and fresh q.
   bool graphReplay = false;

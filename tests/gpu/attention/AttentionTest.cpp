@@ -52,6 +52,45 @@ TEST_CASE("attention extend onto a paged cache", "[attention][small][race]") {
         }
 }
 
+TEST_CASE("attention prefill and extend on 128-key stages",
+          "[attention][small][race]") {
+  // A launch bound of 4096 tokens or more at headDim 128 takes 128-key
+  // stages with Q in shared memory (rowsWide); the sequences themselves
+  // stay short enough for the CPU reference.
+  for (ActDType dt : kDtypes)
+    for (int G : {1, 4, 8}) {
+      AttnCase c;
+      c.kind = AttentionKind::Prefill;
+      c.dtype = dt;
+      c.group = G;
+      c.blockSize = G == 4 ? 32 : 16;
+      c.maxQLenBound = 4096;
+      c.qLens = {1, 37, 700, 130};
+      c.prefixLens = {0, 0, 0, 0};
+      runAttnCase(c, attnTestRng());
+      c.window = 20;
+      runAttnCase(c, attnTestRng());
+      c.kind = AttentionKind::Extend;
+      c.window = G == 8 ? 90 : 0;
+      c.qLens = {1, 17, 300, 5};
+      c.prefixLens = {50, 301, 1000, 0};
+      for (int splits : {0, 1, 3}) {
+        c.numSplits = splits;
+        runAttnCase(c, attnTestRng());
+      }
+    }
+  AttnCase c;
+  c.kind = AttentionKind::Extend;
+  c.contiguous = true;
+  c.maxQLenBound = 8192;
+  c.qLens = {9, 200};
+  c.prefixLens = {77, 1500};
+  runAttnCase(c, attnTestRng());
+  c.contiguous = false;
+  c.blockSize = 48; // not a power of two
+  runAttnCase(c, attnTestRng());
+}
+
 TEST_CASE("attention paged decode", "[attention][small][race]") {
   for (ActDType dt : kDtypes)
     for (int D : {64, 128})
