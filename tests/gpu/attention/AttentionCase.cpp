@@ -277,8 +277,11 @@ std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
   DevBuf<unsigned char> ws(std::max<size_t>(l.workspaceBytes, 16));
   ATTN_CUDA_REQUIRE(
       cudaMemset(ws.get(), 0, std::max<size_t>(l.workspaceBytes, 16)));
-  l.workspace = ws.get();
-  INFO("splits " << attentionNumSplits(c.kind, dims, l));
+  // Only what the launcher asks for: a launch that needs no workspace gets
+  // none.
+  l.workspace = l.workspaceBytes ? ws.get() : nullptr;
+  const int32_t splits = attentionNumSplits(c.kind, dims, l);
+  INFO("splits " << splits << ", workspace " << l.workspaceBytes);
 
   // Host view of the same operands for the reference.
   AttentionTensors h = t;
@@ -317,7 +320,7 @@ std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
     REQUIRE(s.ok());
     result = check();
     // A second launch reuses the workspace: the counters must be back at 0.
-    if (attentionNumSplits(c.kind, dims, l) > 1) {
+    if (splits > 1) {
       ATTN_CUDA_REQUIRE(cudaMemset(out.get(), 0xff, totalQ * Hq * D * 2));
       REQUIRE(launch(c.kind, dims, t, l, stream).ok());
       check();

@@ -37,13 +37,13 @@ TEST_CASE("attention extend onto a paged cache", "[attention][small][race]") {
   for (ActDType dt : kDtypes)
     for (int D : {64, 128})
       for (int G : {1, 4, 8})
-        for (int splits : {0, 1, 3}) {
+        for (int splits : {0, 1, 3, 12}) {
           AttnCase c;
           c.kind = AttentionKind::Extend;
           c.dtype = dt;
           c.headDim = D;
           c.group = G;
-          c.blockSize = splits == 3 ? 32 : 16;
+          c.blockSize = splits >= 3 ? 32 : 16;
           c.numSplits = splits;
           c.qLens = {1, 17, 70, 5};
           c.prefixLens = {50, 301, 1000, 0};
