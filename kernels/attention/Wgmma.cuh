@@ -87,22 +87,33 @@ __device__ __forceinline__ void warpgroupSetMaxRegs() {
 // One function per (N, type, B major-ness): d (+)= A B over 16 of K.
 #define STRATA_WGMMA_ACC(i)                                                    \
   "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])
+#define STRATA_WGMMA_ACC8                                                      \
+  STRATA_WGMMA_ACC(0), STRATA_WGMMA_ACC(1), STRATA_WGMMA_ACC(2),               \
+      STRATA_WGMMA_ACC(3), STRATA_WGMMA_ACC(4), STRATA_WGMMA_ACC(5),           \
+      STRATA_WGMMA_ACC(6), STRATA_WGMMA_ACC(7)
+#define STRATA_WGMMA_ACC8_15                                                   \
+  STRATA_WGMMA_ACC(8), STRATA_WGMMA_ACC(9), STRATA_WGMMA_ACC(10),              \
+      STRATA_WGMMA_ACC(11), STRATA_WGMMA_ACC(12), STRATA_WGMMA_ACC(13),        \
+      STRATA_WGMMA_ACC(14), STRATA_WGMMA_ACC(15)
+// The accumulator operands %0-%31 (N = 64) and %32-%63 (the rest of N = 128).
+#define STRATA_WGMMA_D32                                                       \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "     \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "     \
+  "%30, %31"
+#define STRATA_WGMMA_D32_63                                                    \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "     \
+  "%46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, "     \
+  "%60, %61, %62, %63"
 #define STRATA_WGMMA_AB "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
 
 #define STRATA_WGMMA_N64(NAME, TY, TRANS_B)                                    \
   __device__ __forceinline__ void NAME(float(&d)[8][4], const uint32_t(&a)[4], \
                                        uint64_t desc, int accumulate) {        \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                  \
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {"  \
-                 "%0, %1, %2, %3, %4, %5, %6, %7, "                            \
-                 "%8, %9, %10, %11, %12, %13, %14, %15, "                      \
-                 "%16, %17, %18, %19, %20, %21, %22, %23, "                    \
-                 "%24, %25, %26, %27, %28, %29, %30, %31"                      \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY       \
+                 " {" STRATA_WGMMA_D32                                         \
                  "}, {%32, %33, %34, %35}, %36, p, 1, 1, " #TRANS_B ";\n}\n"   \
-                 : STRATA_WGMMA_ACC(0), STRATA_WGMMA_ACC(1),                   \
-                   STRATA_WGMMA_ACC(2), STRATA_WGMMA_ACC(3),                   \
-                   STRATA_WGMMA_ACC(4), STRATA_WGMMA_ACC(5),                   \
-                   STRATA_WGMMA_ACC(6), STRATA_WGMMA_ACC(7)                    \
+                 : STRATA_WGMMA_ACC8                                           \
                  : STRATA_WGMMA_AB, "r"(accumulate));                          \
   }
 
@@ -110,25 +121,12 @@ __device__ __forceinline__ void warpgroupSetMaxRegs() {
   __device__ __forceinline__ void NAME(float(&d)[16][4],                       \
                                        const uint32_t(&a)[4], uint64_t desc,   \
                                        int accumulate) {                       \
-    asm volatile(                                                              \
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                           \
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"          \
-        "%0, %1, %2, %3, %4, %5, %6, %7, "                                     \
-        "%8, %9, %10, %11, %12, %13, %14, %15, "                               \
-        "%16, %17, %18, %19, %20, %21, %22, %23, "                             \
-        "%24, %25, %26, %27, %28, %29, %30, %31, "                             \
-        "%32, %33, %34, %35, %36, %37, %38, %39, "                             \
-        "%40, %41, %42, %43, %44, %45, %46, %47, "                             \
-        "%48, %49, %50, %51, %52, %53, %54, %55, "                             \
-        "%56, %57, %58, %59, %60, %61, %62, %63"                               \
-        "}, {%64, %65, %66, %67}, %68, p, 1, 1, " #TRANS_B ";\n}\n"            \
-        : STRATA_WGMMA_ACC(0), STRATA_WGMMA_ACC(1), STRATA_WGMMA_ACC(2),       \
-          STRATA_WGMMA_ACC(3), STRATA_WGMMA_ACC(4), STRATA_WGMMA_ACC(5),       \
-          STRATA_WGMMA_ACC(6), STRATA_WGMMA_ACC(7), STRATA_WGMMA_ACC(8),       \
-          STRATA_WGMMA_ACC(9), STRATA_WGMMA_ACC(10), STRATA_WGMMA_ACC(11),     \
-          STRATA_WGMMA_ACC(12), STRATA_WGMMA_ACC(13), STRATA_WGMMA_ACC(14),    \
-          STRATA_WGMMA_ACC(15)                                                 \
-        : STRATA_WGMMA_AB, "r"(accumulate));                                   \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                  \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY      \
+                 " {" STRATA_WGMMA_D32 ", " STRATA_WGMMA_D32_63                \
+                 "}, {%64, %65, %66, %67}, %68, p, 1, 1, " #TRANS_B ";\n}\n"   \
+                 : STRATA_WGMMA_ACC8, STRATA_WGMMA_ACC8_15                     \
+                 : STRATA_WGMMA_AB, "r"(accumulate));                          \
   }
 
 // A from shared memory (K-major, like B): QK^T reads Q from shared memory,
@@ -138,41 +136,21 @@ __device__ __forceinline__ void warpgroupSetMaxRegs() {
   __device__ __forceinline__ void NAME(float(&d)[8][4], uint64_t descA,        \
                                        uint64_t descB, int accumulate) {       \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                  \
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {"  \
-                 "%0, %1, %2, %3, %4, %5, %6, %7, "                            \
-                 "%8, %9, %10, %11, %12, %13, %14, %15, "                      \
-                 "%16, %17, %18, %19, %20, %21, %22, %23, "                    \
-                 "%24, %25, %26, %27, %28, %29, %30, %31"                      \
-                 "}, %32, %33, p, 1, 1, 0, 0;\n}\n"                            \
-                 : STRATA_WGMMA_ACC(0), STRATA_WGMMA_ACC(1),                   \
-                   STRATA_WGMMA_ACC(2), STRATA_WGMMA_ACC(3),                   \
-                   STRATA_WGMMA_ACC(4), STRATA_WGMMA_ACC(5),                   \
-                   STRATA_WGMMA_ACC(6), STRATA_WGMMA_ACC(7)                    \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY       \
+                 " {" STRATA_WGMMA_D32 "}, %32, %33, p, 1, 1, 0, 0;\n}\n"      \
+                 : STRATA_WGMMA_ACC8                                           \
                  : "l"(descA), "l"(descB), "r"(accumulate));                   \
   }
 
 #define STRATA_WGMMA_SS_N128(NAME, TY)                                         \
   __device__ __forceinline__ void NAME(float(&d)[16][4], uint64_t descA,       \
                                        uint64_t descB, int accumulate) {       \
-    asm volatile(                                                              \
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                           \
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"          \
-        "%0, %1, %2, %3, %4, %5, %6, %7, "                                     \
-        "%8, %9, %10, %11, %12, %13, %14, %15, "                               \
-        "%16, %17, %18, %19, %20, %21, %22, %23, "                             \
-        "%24, %25, %26, %27, %28, %29, %30, %31, "                             \
-        "%32, %33, %34, %35, %36, %37, %38, %39, "                             \
-        "%40, %41, %42, %43, %44, %45, %46, %47, "                             \
-        "%48, %49, %50, %51, %52, %53, %54, %55, "                             \
-        "%56, %57, %58, %59, %60, %61, %62, %63"                               \
-        "}, %64, %65, p, 1, 1, 0, 0;\n}\n"                                     \
-        : STRATA_WGMMA_ACC(0), STRATA_WGMMA_ACC(1), STRATA_WGMMA_ACC(2),       \
-          STRATA_WGMMA_ACC(3), STRATA_WGMMA_ACC(4), STRATA_WGMMA_ACC(5),       \
-          STRATA_WGMMA_ACC(6), STRATA_WGMMA_ACC(7), STRATA_WGMMA_ACC(8),       \
-          STRATA_WGMMA_ACC(9), STRATA_WGMMA_ACC(10), STRATA_WGMMA_ACC(11),     \
-          STRATA_WGMMA_ACC(12), STRATA_WGMMA_ACC(13), STRATA_WGMMA_ACC(14),    \
-          STRATA_WGMMA_ACC(15)                                                 \
-        : "l"(descA), "l"(descB), "r"(accumulate));                            \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                  \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY      \
+                 " {" STRATA_WGMMA_D32 ", " STRATA_WGMMA_D32_63                \
+                 "}, %64, %65, p, 1, 1, 0, 0;\n}\n"                            \
+                 : STRATA_WGMMA_ACC8, STRATA_WGMMA_ACC8_15                     \
+                 : "l"(descA), "l"(descB), "r"(accumulate));                   \
   }
 
 STRATA_WGMMA_SS_N64(wgmmaSsBf16N64, "bf16")
@@ -192,6 +170,10 @@ STRATA_WGMMA_N128(wgmmaF16N128T, "f16", 1)
 #undef STRATA_WGMMA_SS_N64
 #undef STRATA_WGMMA_SS_N128
 #undef STRATA_WGMMA_AB
+#undef STRATA_WGMMA_D32_63
+#undef STRATA_WGMMA_D32
+#undef STRATA_WGMMA_ACC8_15
+#undef STRATA_WGMMA_ACC8
 #undef STRATA_WGMMA_ACC
 
 /// d (+)= A B for a 64 x N tile over 16 of K; TRANS_B: B is stored N-major.
