@@ -39,7 +39,7 @@ struct Config {
 
 /// Whether rows of this launch take 128-key stages (3 deep, Q in shared
 /// memory) instead of 64-key ones (4 deep): for long prefills and extends
-/// at headDim 128, where they were 8% faster at 8K tokens. Shorter
+/// at headDim 128, where they were 7% faster at 8K tokens. Shorter
 /// sequences lose more to the masked half of their last, diagonal tile
 /// and to filling deeper stages (4 x 2048 tokens: 3-6% slower), and so
 /// does a tree verify's split of a few tiles (4-5%).
