@@ -10,12 +10,13 @@
 // Warps. Each compute warp owns 16 rows and a KW-key slice of every
 // shared-memory stage.
 //  - WM = 8, WN = 1, WG (prefill, extend, tree): 128 rows per block, two
-//    compute warpgroups of 64 rows sharing each 64-key stage, plus a
-//    producer warpgroup that only issues the copies (FlashAttention-3
-//    structure). A K/V tile feeds 128 rows: with 64 the tiles' traffic
-//    from L2 bounded the kernel. The compute warpgroups take turns at the
-//    tensor cores, so that one's softmax runs under the other's products
-//    (see the main loop).
+//    compute warpgroups of 64 rows sharing each key stage (64 keys, or 128
+//    for long prefills and extends, whose Q then sits in shared memory:
+//    QS), plus a producer warpgroup that only issues the copies
+//    (FlashAttention-3 structure). A K/V tile feeds 128 rows: with 64 the
+//    tiles' traffic from L2 bounded the kernel. The compute warpgroups take
+//    turns at the tensor cores, so that one's softmax runs under the other's
+//    products (see the main loop).
 //  - WM = 1, WN = 4 (decode): 16 rows per block, each warp takes its own
 //    KW keys of a 4*KW-key stage; the four partial softmax states are
 //    merged through shared memory at the end.
