@@ -158,11 +158,12 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       return uint32_t(swz<CH>(key, ch));
   };
   // Loader: TPR threads per key row, each moving CH / TPR chunks of K and
-  // of V. A stage's block-table entries are read one stage before its
-  // copies are issued (and the prologue reads those of every prefetched
-  // stage at once), so no copy waits for a table lookup: issuing each
-  // lookup right before its copies left a dependent L2 round trip in front
-  // of every stage.
+  // of V. Decode (lookupStage, loadStage below): a stage's block-table
+  // entries are read one stage before its copies are issued (and the
+  // prologue reads those of every prefetched stage at once), so no copy
+  // waits for a table lookup: issuing each lookup right before its copies
+  // left a dependent L2 round trip in front of every stage. The wgmma
+  // producer has a copy loop of its own (produce, below).
   //
   // A thread's key rows are KEYS_PER_PASS apart, a multiple of the 8-row
   // swizzle period, so the shared-memory place of each of its chunks is the
@@ -232,8 +233,9 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       return -1;
     return (contigRow + s) * D;
   };
-  // Decode reads each key once per step: its lines go first from L2 (the
-  // tiles of prefill, extend and trees are read by several blocks).
+  // Decode's copies of a stage. Decode reads each key once per step: its
+  // lines go first from L2 (the tiles of prefill, extend and trees are read
+  // by several blocks).
   const uint64_t kvPolicy = WG ? 0 : l2EvictFirst();
   auto loadStage = [&](int tile, int stage, const Lookup &blk) {
     const int32_t t0 = ks + tile * SK + keyInPass;
@@ -248,17 +250,10 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       constexpr uint32_t PASS_BYTES = KEYS_PER_PASS * ROW_BYTES;
 #pragma unroll
       for (int m = 0; m < CPT; ++m) {
-        if constexpr (WG) {
-          cpAsync16(kBase + j * PASS_BYTES + sOff[m], kRow + m * TPR * 8,
-                    valid);
-          cpAsync16(vBase + j * PASS_BYTES + sOff[m], vRow + m * TPR * 8,
-                    valid);
-        } else {
-          cpAsync16(kBase + j * PASS_BYTES + sOff[m], kRow + m * TPR * 8, valid,
-                    kvPolicy);
-          cpAsync16(vBase + j * PASS_BYTES + sOff[m], vRow + m * TPR * 8, valid,
-                    kvPolicy);
-        }
+        cpAsync16(kBase + j * PASS_BYTES + sOff[m], kRow + m * TPR * 8, valid,
+                  kvPolicy);
+        cpAsync16(vBase + j * PASS_BYTES + sOff[m], vRow + m * TPR * 8, valid,
+                  kvPolicy);
       }
     }
   };
