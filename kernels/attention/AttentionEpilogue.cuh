@@ -1,0 +1,215 @@
+// Ends of the attention kernel's blocks (AttentionKernel.cuh): O written
+// out as T (one split) or as the split's fp32 partial and log2-sum-exp
+// (Attention.h, Split-KV).
+//
+// Rows (wgmma configuration: 8 compute warps of 16 rows, a row owned by 4
+// lanes): O normalised in registers, staged through shared memory. The
+// staged tile goes out in 16-byte chunks, all of a thread's shared
+// loads issued before its global stores. The decode epilogue's loop (per
+// chunk: the row's m and l from shared memory, the weights, the store,
+// each waiting for the one before) had taken 4.3 us of each rows block's
+// end (globaltimer marks, 64-token tree verify over 8K); this one takes
+// 2.2 us in all, which is 3.5% of an 8K prefill and 1.8 us of the tree.
+#ifndef STRATA_KERNELS_ATTENTION_ATTENTIONEPILOGUE_CUH
+#define STRATA_KERNELS_ATTENTION_ATTENTIONEPILOGUE_CUH
+
+#include "kernels/attention/AttentionDevice.cuh"
+#include "kernels/attention/AttentionMerge.cuh"
+#include "kernels/common/Barriers.cuh"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace strata::kernels::attention_detail {
+
+/// o, mRow, lRow: the thread's accumulators (rows (lane >> 2) + 8 h of its
+/// warp; mRow scaled to base 2, lRow this lane's share of the row sum).
+/// smem: at least ROWS * (D + 8) * 4 bytes, free once every compute warp is
+/// done with the stages (the caller's barrier). validRows: rows of the
+/// block that belong to the item. partO / partLse: the split's partial
+/// [ROWS][D] and [ROWS], or null for one split (O goes to p.out as T).
+template <typename T, int D, int ROWS, int NTC>
+__device__ __forceinline__ void
+rowsEpilogue(const AttnParams &p, const float (&o)[D / 8][4],
+             const float (&mRow)[2], const float (&lRow)[2],
+             unsigned char *smem, int warp, int lane, int ctid, int32_t row0,
+             int validRows, int32_t qBegin, int kvHead, float *partO,
+             float *partLse) {
+  using Ops = MmaOps<T>;
+  const bool direct = partO == nullptr;
+  // Row strides of the staged tile in 4-byte words (fp32 and T pairs):
+  // the writes of a warp (T) or half-warp (fp32, 8 bytes a lane) fall on
+  // distinct banks, and rows stay 16-byte aligned.
+  constexpr int OST = D + 8, OSTT = D / 2 + 4;
+  float *sO = reinterpret_cast<float *>(smem);
+  uint32_t *sT = reinterpret_cast<uint32_t *>(smem);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float l = lRow[h];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    const int r = warp * 16 + (lane >> 2) + 8 * h;
+    if (r >= validRows) // rows past the item are never written out
+      continue;
+    const float inv = l > 0.f ? 1.f / l : 0.f;
+    if (!direct && (lane & 3) == 0)
+      partLse[r] = l > 0.f ? mRow[h] + log2f(l) : -INFINITY;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      const int col = n * 8 + (lane & 3) * 2;
+      if (direct)
+        sT[r * OSTT + col / 2] =
+            Ops::pack(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
+      else
+        *reinterpret_cast<float2 *>(sO + r * OST + col) =
+            make_float2(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
+    }
+  }
+  namedBarSync(3, NTC);
+
+  // 16-byte chunks of a row: D / 8 of T, D / 4 of fp32.
+  auto copyOut = [&](auto chunksPerRow, auto rowStride) {
+    constexpr int CPR = decltype(chunksPerRow)::value;
+    constexpr int STRIDE = decltype(rowStride)::value;
+    constexpr int PER_THREAD = ROWS * CPR / NTC;
+    static_assert(ROWS * CPR % NTC == 0, "whole chunks per thread");
+    uint4 v[PER_THREAD];
+#pragma unroll
+    for (int i = 0; i < PER_THREAD; ++i) {
+      const int c = ctid + i * NTC, r = c / CPR, ch = c % CPR;
+      v[i] = *reinterpret_cast<const uint4 *>(sT + r * STRIDE + ch * 4);
+    }
+#pragma unroll
+    for (int i = 0; i < PER_THREAD; ++i) {
+      const int c = ctid + i * NTC, r = c / CPR, ch = c % CPR;
+      if (r >= validRows)
+        continue;
+      if (direct) {
+        const int32_t row = row0 + r, tok = row / p.group,
+                      g = row - tok * p.group;
+        uint16_t *dst =
+            p.out +
+            ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * p.group + g) * D +
+            ch * 8;
+        *reinterpret_cast<uint4 *>(dst) = v[i];
+      } else {
+        *reinterpret_cast<uint4 *>(partO + r * D + ch * 4) = v[i];
+      }
+    }
+  };
+  if (direct)
+    copyOut(std::integral_constant<int, D / 8>{},
+            std::integral_constant<int, OSTT>{});
+  else
+    copyOut(std::integral_constant<int, D / 4>{},
+            std::integral_constant<int, OST>{});
+}
+
+/// Decode (WN warps holding the same 16 rows over different keys of each
+/// stage): the warps' states go through shared memory ([WN][16 rows][D + 8]
+/// fp32 O, then m and l per row), one pass merges them per row and writes
+/// out or the split's partial; the last split of the item to finish then
+/// merges the item's splits (an atomic counter, reset by that block).
+/// lastFlag: a shared word.
+template <typename T, int D, int WN, int NT>
+__device__ __forceinline__ void
+decodeEpilogue(const AttnParams &p, const float (&o)[D / 8][4],
+               const float (&mRow)[2], const float (&lRow)[2],
+               const bool (&rValid)[2], unsigned char *smem, int warp, int lane,
+               int tid, int32_t row0, int validRows, int32_t qBegin, int kvHead,
+               int64_t item, float *partO, float *partLse, int32_t *lastFlag) {
+  using Ops = MmaOps<T>;
+  constexpr int ROWS = 16, OST = D + 8;
+  const bool direct = partO == nullptr;
+  const int G = p.group;
+  float *sO = reinterpret_cast<float *>(smem);
+  float *sM = sO + WN * 16 * OST;
+  float *sL = sM + WN * 16;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float l = lRow[h];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    int r = (lane >> 2) + 8 * h;
+    if ((lane & 3) == 0) {
+      sM[warp * 16 + r] = mRow[h];
+      sL[warp * 16 + r] = l;
+    }
+    if (!rValid[h]) // rows past the item are never read back
+      continue;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+      *reinterpret_cast<float2 *>(sO + (warp * 16 + r) * OST + n * 8 +
+                                  (lane & 3) * 2) =
+          make_float2(o[n][2 * h], o[n][2 * h + 1]);
+  }
+  __syncthreads();
+
+  // Each thread finishes 4 consecutive elements of one row at a time, over
+  // the tile's real rows only (a tile of G = 4 heads fills 4 of 16).
+  for (int c = tid; c < validRows * D / 4; c += NT) {
+    int r = c / (D / 4), d = (c % (D / 4)) * 4;
+    float M = -INFINITY, L = 0.f;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int w = 0; w < WN; ++w)
+      M = fmaxf(M, sM[w * 16 + r]);
+    float base = M == -INFINITY ? 0.f : M;
+#pragma unroll
+    for (int w = 0; w < WN; ++w) {
+      int sr = w * 16 + r;
+      float f = exp2f(sM[sr] - base);
+      L += sL[sr] * f;
+      float4 x = *reinterpret_cast<const float4 *>(sO + sr * OST + d);
+      acc.x += x.x * f;
+      acc.y += x.y * f;
+      acc.z += x.z * f;
+      acc.w += x.w * f;
+    }
+    float inv = L > 0.f ? 1.f / L : 0.f;
+    acc.x *= inv;
+    acc.y *= inv;
+    acc.z *= inv;
+    acc.w *= inv;
+    int32_t row = row0 + r;
+    if (direct) {
+      int32_t tok = row / G, g = row - tok * G;
+      uint16_t *dst =
+          p.out + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D +
+          d;
+      uint2 v;
+      v.x = Ops::one(acc.x) | (uint32_t(Ops::one(acc.y)) << 16);
+      v.y = Ops::one(acc.z) | (uint32_t(Ops::one(acc.w)) << 16);
+      store8(dst, v);
+    } else {
+      *reinterpret_cast<float4 *>(partO + r * D + d) = acc;
+      if (d == 0)
+        partLse[r] = L > 0.f ? M + log2f(L) : -INFINITY;
+    }
+  }
+  if (direct)
+    return;
+
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) {
+    int32_t done = atomicAdd(p.counters + item, 1);
+    *lastFlag = done == p.numSplits - 1;
+    if (*lastFlag)
+      p.counters[item] = 0; // ready for the next launch (graph replay)
+  }
+  __syncthreads();
+  if (!*lastFlag)
+    return;
+  __threadfence();
+  const float *allO = p.partO + item * p.numSplits * ROWS * D;
+  const float *allLse = p.partLse + item * p.numSplits * ROWS;
+  for (int c = tid; c < validRows * D / 4; c += NT) {
+    const int r = c / (D / 4), d = (c % (D / 4)) * 4;
+    mergeChunk<T, D, ROWS>(p, allO, allLse, r, d, row0 + r, qBegin, kvHead);
+  }
+}
+
+} // namespace strata::kernels::attention_detail
+
+#endif // STRATA_KERNELS_ATTENTION_ATTENTIONEPILOGUE_CUH
