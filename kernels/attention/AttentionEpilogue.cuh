@@ -3,22 +3,24 @@
 // (Attention.h, Split-KV).
 //
 // Rows (wgmma configuration: 8 compute warps of 16 rows, a row owned by 4
-// lanes): O normalised in registers, staged through shared memory. The
-// staged tile goes out in 16-byte chunks, all of a thread's shared
-// loads issued before its global stores. The decode epilogue's loop (per
-// chunk: the row's m and l from shared memory, the weights, the store,
-// each waiting for the one before) had taken 4.3 us of each rows block's
-// end (globaltimer marks, 64-token tree verify over 8K); this one takes
-// 2.2 us in all, which is 3.5% of an 8K prefill and 1.8 us of the tree.
+// lanes): O normalised in registers, staged in shared memory, and each
+// row handed to the copy engine (one bulk copy per row). Rows blocks had
+// used decode's loop below (per chunk: the row's m and l from shared
+// memory, the weights, the store, each waiting for the one before), which
+// took 4.3 us of a block's end (globaltimer marks, 64-token tree verify
+// over 8K); staging and copying out in 16-byte chunks with plain stores
+// took 2.2 us (of which 1.1-1.3 us issuing the stores), 3.5% of an 8K
+// prefill and 1.8 us of the tree; the bulk copies take another 0.2 us off
+// the tree and 0.3% off the prefill.
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONEPILOGUE_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONEPILOGUE_CUH
 
 #include "kernels/attention/AttentionDevice.cuh"
 #include "kernels/attention/AttentionMerge.cuh"
+#include "kernels/attention/Wgmma.cuh"
 #include "kernels/common/Barriers.cuh"
 
 #include <cstdint>
-#include <type_traits>
 
 namespace strata::kernels::attention_detail {
 
@@ -35,6 +37,7 @@ rowsEpilogue(const AttnParams &p, const float (&o)[D / 8][4],
              unsigned char *smem, int warp, int lane, int ctid, int32_t row0,
              int validRows, int32_t qBegin, int kvHead, float *partO,
              float *partLse) {
+  static_assert(ROWS <= NTC, "a compute thread per row for the copy-out");
   using Ops = MmaOps<T>;
   const bool direct = partO == nullptr;
   // Row strides of the staged tile in 4-byte words (fp32 and T pairs):
@@ -65,44 +68,26 @@ rowsEpilogue(const AttnParams &p, const float (&o)[D / 8][4],
             make_float2(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
     }
   }
+  // The staged rows were written through the generic proxy; the copy engine
+  // reads them through the async proxy.
+  fenceProxyAsyncShared();
   namedBarSync(3, NTC);
-
-  // 16-byte chunks of a row: D / 8 of T, D / 4 of fp32.
-  auto copyOut = [&](auto chunksPerRow, auto rowStride) {
-    constexpr int CPR = decltype(chunksPerRow)::value;
-    constexpr int STRIDE = decltype(rowStride)::value;
-    constexpr int PER_THREAD = ROWS * CPR / NTC;
-    static_assert(ROWS * CPR % NTC == 0, "whole chunks per thread");
-    uint4 v[PER_THREAD];
-#pragma unroll
-    for (int i = 0; i < PER_THREAD; ++i) {
-      const int c = ctid + i * NTC, r = c / CPR, ch = c % CPR;
-      v[i] = *reinterpret_cast<const uint4 *>(sT + r * STRIDE + ch * 4);
+  if (ctid < validRows) {
+    const int r = ctid;
+    if (direct) {
+      const int32_t row = row0 + r, tok = row / p.group,
+                    g = row - tok * p.group;
+      bulkCopyToGlobal(p.out + ((int64_t(qBegin) + tok) * p.numQHeads +
+                                kvHead * p.group + g) *
+                                   D,
+                       uint32_t(__cvta_generic_to_shared(sT + r * OSTT)),
+                       D * 2);
+    } else {
+      bulkCopyToGlobal(partO + r * D,
+                       uint32_t(__cvta_generic_to_shared(sO + r * OST)), D * 4);
     }
-#pragma unroll
-    for (int i = 0; i < PER_THREAD; ++i) {
-      const int c = ctid + i * NTC, r = c / CPR, ch = c % CPR;
-      if (r >= validRows)
-        continue;
-      if (direct) {
-        const int32_t row = row0 + r, tok = row / p.group,
-                      g = row - tok * p.group;
-        uint16_t *dst =
-            p.out +
-            ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * p.group + g) * D +
-            ch * 8;
-        *reinterpret_cast<uint4 *>(dst) = v[i];
-      } else {
-        *reinterpret_cast<uint4 *>(partO + r * D + ch * 4) = v[i];
-      }
-    }
-  };
-  if (direct)
-    copyOut(std::integral_constant<int, D / 8>{},
-            std::integral_constant<int, OSTT>{});
-  else
-    copyOut(std::integral_constant<int, D / 4>{},
-            std::integral_constant<int, OST>{});
+    bulkCommitAndWaitRead(); // the block's shared memory outlives the read
+  }
 }
 
 /// Decode (WN warps holding the same 16 rows over different keys of each
