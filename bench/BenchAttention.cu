@@ -1,6 +1,6 @@
-// strata-bench-attention: paged decode, tree verify and causal prefill on
-// the attention shapes of a Llama-3-8B-style layer (32 q heads, 8 kv
-// heads, headDim 128, bf16, paged cache with 16-token blocks).
+// strata-bench-attention: paged decode, tree verify, a short extend and
+// causal prefill on the attention shapes of a Llama-3-8B-style layer (32 q
+// heads, 8 kv heads, headDim 128, bf16, paged cache with 16-token blocks).
 //
 //   strata-bench-attention [--json FILE] [--filter TEXT] [--quick]
 //
@@ -154,15 +154,17 @@ Status launchKind(AttentionKind kind, const Setup &s, int set,
   return Status::error("kind");
 }
 
-/// Decode (or a tree of qLen tokens) over `context` cached tokens.
+/// Decode, a tree or an extend of qLen tokens over `context` cached tokens.
 double benchCached(const BenchOptions &o, BenchReport &report,
                    AttentionKind kind, int batch, int context, int qLen,
                    bool graph, const std::string &target,
                    int32_t numSplits = 0) {
   const bool tree = kind == AttentionKind::Tree;
   std::string name =
-      std::string(tree ? "tree_verify" : "paged_decode") + " bf16" +
-      (graph ? " graph" : "") +
+      std::string(tree                            ? "tree_verify"
+                  : kind == AttentionKind::Extend ? "extend"
+                                                  : "paged_decode") +
+      " bf16" + (graph ? " graph" : "") +
       (numSplits ? " splits=" + std::to_string(numSplits) : std::string());
   if (!o.wants(name))
     return 0;
@@ -256,6 +258,11 @@ int main(int argc, char **argv) {
                 "tuning", splits);
   benchCached(options, report, AttentionKind::Tree, 1, 1024, 64, true,
               "fixed cost");
+  // A short extend over a long cache (a chat turn): 32 blocks unsplit.
+  benchCached(options, report, AttentionKind::Extend, 1, 8192, 100, false,
+              "split as the launcher picks");
+  benchCached(options, report, AttentionKind::Extend, 1, 8192, 100, false,
+              "one split", 1);
   benchPrefill(options, report, 1, 8192, "target >= SDPA");
   benchPrefill(options, report, 4, 2048, "varlen batch");
   int code = finishBench(report, options, device);

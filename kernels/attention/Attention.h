@@ -89,6 +89,12 @@ int32_t attentionNumSplits(AttentionKind kind, const AttentionDims &dims,
 size_t attentionWorkspaceBytes(AttentionKind kind, const AttentionDims &dims,
                                const AttentionLaunch &launch);
 
+/// The most workspace any launch of `kind` with these heads and head dim
+/// can need when the launcher picks the split count (numSplits 0), for any
+/// batch and lengths: one allocation serves every step (dims.batch is not
+/// read).
+size_t attentionWorkspaceBound(AttentionKind kind, const AttentionDims &dims);
+
 /// Prefill: kvLens[b] == qLen of sequence b (empty cache before the step);
 /// causal. t.parentIds must be null.
 Status attentionPrefill(const AttentionDims &dims, const AttentionTensors &t,

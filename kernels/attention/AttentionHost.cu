@@ -29,6 +29,24 @@ int smCount() {
 
 size_t alignUp(size_t x) { return (x + 255) / 256 * 256; }
 
+/// Blocks of this configuration that one wave holds: what the split count
+/// fills.
+int64_t blockSlots(const Config &cfg, int headDim) {
+  const size_t perSm = 227 * 1024;
+  int blocksPerSm = int(std::max<size_t>(
+      1, std::min<size_t>(3, perSm / (cfg.smemBytes(headDim) + 1024))));
+  if (cfg.resident > 0)
+    blocksPerSm = std::min(blocksPerSm, cfg.resident);
+  return int64_t(smCount()) * blocksPerSm;
+}
+
+/// Bytes of the workspace for `items` work items of `splits` splits each.
+size_t workspaceBytes(int64_t items, int64_t splits, int rows, int headDim) {
+  const size_t partRows = size_t(items) * splits * rows;
+  return alignUp(size_t(items) * 4) + alignUp(partRows * 4) +
+         partRows * headDim * 4;
+}
+
 } // namespace
 
 Status checkAttention(const char *name, AttentionKind kind,
@@ -107,12 +125,7 @@ WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &d,
   int32_t splits = launch.numSplits;
   if (splits == 0) {
     // Enough blocks for one full wave; no split shorter than two stages.
-    const size_t perSm = 227 * 1024;
-    int blocksPerSm = int(std::max<size_t>(
-        1, std::min<size_t>(3, perSm / (cfg.smemBytes(d.headDim) + 1024))));
-    if (cfg.resident > 0)
-      blocksPerSm = std::min(blocksPerSm, cfg.resident);
-    const int64_t target = int64_t(smCount()) * blocksPerSm;
+    const int64_t target = blockSlots(cfg, d.headDim);
     const int64_t byLength =
         std::max<int64_t>(1, launch.maxKvLen / (2 * cfg.stageKeys()));
     // At most one wave: with fewer items than block slots, split each item
@@ -128,7 +141,7 @@ WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &d,
     ws.countersOff = 0;
     ws.lseOff = alignUp(size_t(ws.items) * 4);
     ws.oOff = ws.lseOff + alignUp(rows * 4);
-    ws.bytes = ws.oOff + rows * d.headDim * 4;
+    ws.bytes = workspaceBytes(ws.items, ws.splits, cfg.rows(), d.headDim);
   }
   return ws;
 }
@@ -143,6 +156,21 @@ int32_t attentionNumSplits(AttentionKind kind, const AttentionDims &dims,
 size_t attentionWorkspaceBytes(AttentionKind kind, const AttentionDims &dims,
                                const AttentionLaunch &launch) {
   return attention_detail::workspaceLayout(kind, dims, launch).bytes;
+}
+
+size_t attentionWorkspaceBound(AttentionKind kind, const AttentionDims &dims) {
+  using namespace attention_detail;
+  // The launcher splits only when the items are fewer than the block slots
+  // of a wave, and then into at most slots / items splits: items * splits
+  // never exceeds the slots. Both stage shapes of the rows configuration
+  // (maxQLen below and from 4096) are covered.
+  size_t bound = 0;
+  for (int64_t maxQLen : {int64_t(1), int64_t(4096)}) {
+    const Config cfg = configFor(kind, dims.headDim, maxQLen);
+    const int64_t slots = blockSlots(cfg, dims.headDim);
+    bound = std::max(bound, workspaceBytes(slots, 1, cfg.rows(), dims.headDim));
+  }
+  return bound;
 }
 
 } // namespace strata::kernels

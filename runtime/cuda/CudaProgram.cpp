@@ -465,14 +465,17 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
     }
     // Decode splits the keys across blocks, sized for the longest context
     // the backend reserved (so one captured graph serves every length, and
-    // eager and graph steps compute alike); the other phases have enough
-    // query tiles to fill the GPU without splitting.
+    // eager and graph steps compute alike). Extend and tree verify split as
+    // their launch bounds ask: a few new tokens over a long cache make few
+    // query tiles (100 tokens of 32 q / 8 kv heads: 32 blocks, each reading
+    // the whole cache). A prefill's tiles read only the prompt's own keys,
+    // as many tiles as keys to read, and it is not split.
     const bool decode = k == "paged_decode_attention";
     kernels::AttentionLaunch launch;
     launch.maxQLen = decode ? 1 : std::max<int64_t>(shape.maxQLen, 1);
     launch.maxKvLen = decode ? std::max<int64_t>(state.maxContext, 1)
                              : std::max<int64_t>(shape.maxKvLen, 1);
-    launch.numSplits = decode ? 0 : 1;
+    launch.numSplits = prefill ? 1 : 0;
     launch.workspace = state.attentionWorkspace;
     launch.workspaceBytes = state.attentionWorkspaceBytes;
     if (B == 0)

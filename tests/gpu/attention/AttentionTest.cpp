@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -244,6 +245,37 @@ TEST_CASE("attention at long contexts", "[attention][large]") {
     c.prefixLens = {0, 0};
     runAttnCase(c, attnTestRng());
   }
+}
+
+TEST_CASE("the workspace bound covers every launch the launcher splits",
+          "[attention]") {
+  // The CUDA backend allocates attentionWorkspaceBound once for extend and
+  // tree verify steps of any shape.
+  for (AttentionKind kind :
+       {AttentionKind::Extend, AttentionKind::Tree, AttentionKind::Decode})
+    for (int D : {64, 128})
+      for (int G : {1, 4, 8})
+        for (int kvHeads : {1, 2, 8}) {
+          AttentionDims d;
+          d.numKvHeads = kvHeads;
+          d.numQHeads = kvHeads * G;
+          d.headDim = D;
+          const size_t bound = attentionWorkspaceBound(kind, d);
+          for (int64_t batch : {1, 2, 3, 7, 16, 64})
+            for (int64_t qLen : {1, 5, 37, 300, 1000, 4096, 5000})
+              for (int64_t kvLen : {1, 100, 8192, 131072}) {
+                if (kind == AttentionKind::Decode && qLen != 1)
+                  continue;
+                d.batch = batch;
+                AttentionLaunch launch;
+                launch.maxQLen = qLen;
+                launch.maxKvLen = std::max(kvLen, qLen);
+                INFO("kind " << int(kind) << " D " << D << " G " << G
+                             << " kv heads " << kvHeads << " batch " << batch
+                             << " qLen " << qLen << " kvLen " << kvLen);
+                CHECK(attentionWorkspaceBytes(kind, d, launch) <= bound);
+              }
+        }
 }
 
 TEST_CASE("attention rejects a scale that is not positive and finite",
