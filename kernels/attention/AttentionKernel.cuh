@@ -340,14 +340,11 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
 #pragma unroll
           for (int j = 0; j < AHEAD; ++j)
             blk[j] = L == 1 ? lookup(t0 + j * KEYS_PER_PASS) : -1;
-#ifdef STRATA_GATE
-          if (t == STRATA_GATE)
-            mbarWait(fullBar, 0);
-#endif
           // A block's third stage goes out only once its first has
-          // landed: Q and the first tile then share the memory system with
-          // one stage rather than two (8K causal prefill 2.4% faster; the
-          // tree verify and 4 x 2048 tokens unchanged).
+          // landed: the first tile (and Q) then shares the memory system
+          // with one more stage rather than all the others (8K causal
+          // prefill 2.4% faster; the tree verify and 4 x 2048 tokens
+          // unchanged).
           if (t == 2)
             mbarWait(fullBar, 0);
           if (t >= NST)
