@@ -432,36 +432,26 @@ Status CudaBackend::prepareRopeTables(int64_t rows) {
 }
 
 Status CudaBackend::prepareAttentionWorkspace() {
-  // Decode, extend and tree verify split their keys (CudaProgram). Decode:
-  // the most any batch up to the limit needs at the reserved context;
-  // extend and tree: the launcher's bound over every shape (one wave of
-  // partials, about 9 MB at head dim 128).
+  // Decode, extend and tree verify split their keys (CudaProgram); the
+  // launcher's bound covers every batch, context and query count (one wave
+  // of partials, about 9 MB at head dim 128), so the size never changes.
   size_t bytes = 0;
   for (const plan::Program &p : plan_.programs)
     for (const plan::Launch &l : p.launches) {
-      const bool decode = l.kernel == "paged_decode_attention";
-      if (!decode && l.kernel != "extend_attention" &&
-          l.kernel != "tree_attention")
+      kernels::AttentionKind kind;
+      if (l.kernel == "paged_decode_attention")
+        kind = kernels::AttentionKind::Decode;
+      else if (l.kernel == "extend_attention")
+        kind = kernels::AttentionKind::Extend;
+      else if (l.kernel == "tree_attention")
+        kind = kernels::AttentionKind::Tree;
+      else
         continue;
       kernels::AttentionDims d;
       d.numQHeads = int32_t(p.buffers[l.inputs[0]].shape[1].value);
       d.numKvHeads = int32_t(plan_.kvCache.kvHeads);
       d.headDim = int32_t(plan_.kvCache.headDim);
-      if (!decode) {
-        const kernels::AttentionKind kind =
-            l.kernel == "tree_attention" ? kernels::AttentionKind::Tree
-                                         : kernels::AttentionKind::Extend;
-        bytes = std::max(bytes, kernels::attentionWorkspaceBound(kind, d));
-        continue;
-      }
-      kernels::AttentionLaunch launch;
-      launch.maxQLen = 1;
-      launch.maxKvLen = state_.maxContext;
-      for (int64_t b = 1; b <= plan_.limits.maxBatch; ++b) {
-        d.batch = b;
-        bytes = std::max(bytes, kernels::attentionWorkspaceBytes(
-                                    kernels::AttentionKind::Decode, d, launch));
-      }
+      bytes = std::max(bytes, kernels::attentionWorkspaceBound(kind, d));
     }
   if (bytes <= workspace_.bytes() && workspace_.get())
     return Status::success();
