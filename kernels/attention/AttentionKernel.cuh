@@ -49,7 +49,8 @@ namespace strata::kernels::attention_detail {
 /// Grid: x = rowTile + rowTiles * split (row tiles of one split adjacent,
 /// so that they read the same keys while these are in L2), y = kv head,
 /// z = sequence.
-template <typename T, int D, int WM, int WN, int KW, int NST, int MINB, bool WG>
+template <typename T, int D, int WM, int WN, int KW, int NST, int MINB, bool WG,
+          int TPR>
 __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
                                   MINB) attentionKernel(const AttnParams p) {
   constexpr int NWARP = WM * WN;                 // compute warps
@@ -158,12 +159,13 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       return uint32_t(swz<CH>(key, ch));
   };
   // Loader: TPR threads per key row, each moving CH / TPR chunks of K and
-  // of V. Decode (lookupStage, loadStage below): a stage's block-table
-  // entries are read one stage before its copies are issued (and the
-  // prologue reads those of every prefetched stage at once), so no copy
-  // waits for a table lookup: issuing each lookup right before its copies
-  // left a dependent L2 round trip in front of every stage. The wgmma
-  // producer has a copy loop of its own (produce, below).
+  // of V (TPR 8: a warp's copy covers whole 128-byte rows; see
+  // AttentionRows.cu for where each is used). Decode (lookupStage, loadStage
+  // below): a stage's block-table entries are read one stage before its copies
+  // are issued (and the prologue reads those of every prefetched stage at
+  // once), so no copy waits for a table lookup: issuing each lookup right
+  // before its copies left a dependent L2 round trip in front of every stage.
+  // The wgmma producer has a copy loop of its own (produce, below).
   //
   // A thread's key rows are KEYS_PER_PASS apart, a multiple of the 8-row
   // swizzle period, so the shared-memory place of each of its chunks is the
@@ -171,7 +173,6 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   // (sOff), it leaves one add per copy. Decode blocks walk only a few
   // stages, and this address arithmetic had been a third of their
   // instructions.
-  constexpr int TPR = 4;
   constexpr int LT = WG ? NTP : NTC; // loading threads (ltid = tid)
   constexpr int KEYS_PER_PASS = LT / TPR;
   constexpr int KEYS_PER_THREAD = SK / KEYS_PER_PASS;
@@ -370,14 +371,19 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
             const uint16_t *kRow = valid ? kHead + off : p.k;
             const uint16_t *vRow = valid ? vHead + off : p.k;
             constexpr uint32_t PASS_BYTES = KEYS_PER_PASS * ROW_BYTES;
-            // Chunk m of a thread is chunk tid % 4 + 4 m of the row: column
-            // half m / 2, and within its 128 bytes the place of chunk m % 2
-            // (the swizzle XORs the low three bits only), so two offsets.
-            static_assert(TPR == 4 && CPT <= 4, "chunk places as assumed");
+            // TPR 4: chunk m of a thread is chunk tid % 4 + 4 m of the row:
+            // column half m / 2, and within its 128 bytes the place of
+            // chunk m % 2 (the swizzle XORs the low three bits only), so
+            // two offsets. TPR 8: chunk tid % 8 + 8 m, column half m at one
+            // place.
+            static_assert((TPR == 4 && CPT <= 4) || (TPR == 8 && CPT <= 2),
+                          "chunk places as assumed");
 #pragma unroll
             for (int m = 0; m < CPT; ++m) {
               const uint32_t at =
-                  j * PASS_BYTES + (m / 2) * (SK * 128) + sOff[m % 2];
+                  TPR == 8
+                      ? j * PASS_BYTES + m * (SK * 128) + sOff[0]
+                      : j * PASS_BYTES + (m / 2) * (SK * 128) + sOff[m % 2];
               cpAsync16(kBase + at, kRow + m * TPR * 8, valid);
               cpAsync16(vBase + at, vRow + m * TPR * 8, valid);
             }

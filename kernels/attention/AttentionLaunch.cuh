@@ -74,7 +74,8 @@ struct WorkspaceLayout {
 WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &dims,
                                 const AttentionLaunch &launch);
 
-template <typename T, int D, int WM, int WN, int KW, int NST, int MINB, bool WG>
+template <typename T, int D, int WM, int WN, int KW, int NST, int MINB, bool WG,
+          int TPR>
 Status launchConfig(const char *name, AttentionKind kind,
                     const AttentionDims &dims, const AttentionTensors &t,
                     const AttentionLaunch &launch, cudaStream_t stream) {
@@ -125,7 +126,7 @@ Status launchConfig(const char *name, AttentionKind kind,
     p.partO = reinterpret_cast<float *>(base + ws.oOff);
   }
   const size_t smem = cfg.smemBytes(D);
-  auto kernel = attentionKernel<T, D, WM, WN, KW, NST, MINB, WG>;
+  auto kernel = attentionKernel<T, D, WM, WN, KW, NST, MINB, WG, TPR>;
   STRATA_CUDA_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            int(smem)),
@@ -155,9 +156,10 @@ Status launchConfig(const char *name, AttentionKind kind,
   return Status::success();
 }
 
-/// Dispatch over dtype and head dim for one configuration.
+/// Dispatch over dtype and head dim for one configuration (TPR: loader
+/// threads per key row, AttentionKernel.cuh).
 template <int WM, int WN, int KW, int NST, int NST64, int KW64, int MINB,
-          bool WG>
+          bool WG, int TPR = 4>
 Status launchAny(const char *name, AttentionKind kind,
                  const AttentionDims &dims, const AttentionTensors &t,
                  const AttentionLaunch &launch, cudaStream_t stream) {
@@ -165,13 +167,13 @@ Status launchAny(const char *name, AttentionKind kind,
     return s;
   const bool bf16 = dims.dtype == ActDType::BF16;
   if (dims.headDim == 128)
-    return bf16 ? launchConfig<__nv_bfloat16, 128, WM, WN, KW, NST, MINB, WG>(
-                      name, kind, dims, t, launch, stream)
-                : launchConfig<__half, 128, WM, WN, KW, NST, MINB, WG>(
+    return bf16 ? launchConfig<__nv_bfloat16, 128, WM, WN, KW, NST, MINB, WG,
+                               TPR>(name, kind, dims, t, launch, stream)
+                : launchConfig<__half, 128, WM, WN, KW, NST, MINB, WG, TPR>(
                       name, kind, dims, t, launch, stream);
-  return bf16 ? launchConfig<__nv_bfloat16, 64, WM, WN, KW64, NST64, MINB, WG>(
-                    name, kind, dims, t, launch, stream)
-              : launchConfig<__half, 64, WM, WN, KW64, NST64, MINB, WG>(
+  return bf16 ? launchConfig<__nv_bfloat16, 64, WM, WN, KW64, NST64, MINB, WG,
+                             TPR>(name, kind, dims, t, launch, stream)
+              : launchConfig<__half, 64, WM, WN, KW64, NST64, MINB, WG, TPR>(
                     name, kind, dims, t, launch, stream);
 }
 

@@ -110,6 +110,43 @@ TEST_CASE("attention 128-key stages at racecheck size",
   runAttnCase(c, attnTestRng());
 }
 
+TEST_CASE("attention rows over more items than one wave of blocks",
+          "[attention][small]") {
+  // Batches whose rows items (8 sequences x 2 kv heads x 38 row tiles, or
+  // 40 trees x 2 x 4) outnumber the blocks one wave holds, so that the
+  // launcher does not split them: ragged lengths with most row tiles of
+  // the short sequences empty, windows, extends over ragged caches, and a
+  // tree verify of many sequences with positions and a window.
+  for (ActDType dt : kDtypes)
+    for (int D : {64, 128}) {
+      AttnCase c;
+      c.kind = AttentionKind::Prefill;
+      c.dtype = dt;
+      c.headDim = D;
+      c.group = 8;
+      c.qLens = {1, 37, 600, 5, 260, 90, 333, 16};
+      c.prefixLens.assign(c.qLens.size(), 0);
+      runAttnCase(c, attnTestRng());
+      c.window = 100;
+      runAttnCase(c, attnTestRng());
+      c.kind = AttentionKind::Extend;
+      c.window = 0;
+      c.prefixLens = {3, 0, 41, 500, 7, 64, 0, 1000};
+      runAttnCase(c, attnTestRng());
+    }
+  AttnCase c;
+  c.kind = AttentionKind::Tree;
+  c.group = 8;
+  c.maxDepth = 6;
+  c.treePositions = true;
+  c.window = 60;
+  for (int i = 0; i < 40; ++i) {
+    c.qLens.push_back(64 - (i % 3) * 20);
+    c.prefixLens.push_back(10 + 13 * i);
+  }
+  runAttnCase(c, attnTestRng());
+}
+
 TEST_CASE("attention paged decode", "[attention][small][race]") {
   for (ActDType dt : kDtypes)
     for (int D : {64, 128})
