@@ -8,10 +8,10 @@ namespace strata::kernels {
 
 Status attentionDecode(const AttentionDims &dims, const AttentionTensors &t,
                        const AttentionLaunch &launch, cudaStream_t stream) {
-  // 8 loader threads per key row: a warp's copy writes whole 128-byte
-  // rows (AttentionRows.cu). b=1 128K and b=64 8K 6% faster, b=32 3%; b=1
-  // 8K 1.4% slower with events (each thread then looks up twice the keys
-  // before its first copies), the same in a graph.
+  // 8 loader threads per key row: a warp's copy writes 128 contiguous
+  // bytes of each of 4 key rows (AttentionRows.cu). b=1 128K and b=64 8K
+  // 6% faster, b=32 3%; b=1 8K 1.4% slower with events (each thread then
+  // looks up twice the keys before its first copies), the same in a graph.
   return attention_detail::launchAny<1, 4, 16, 3, 3, 32, 1, false, 8>(
       "attention_decode", AttentionKind::Decode, dims, t, launch, stream);
 }

@@ -159,13 +159,14 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       return uint32_t(swz<CH>(key, ch));
   };
   // Loader: TPR threads per key row, each moving CH / TPR chunks of K and
-  // of V (TPR 8: a warp's copy covers whole 128-byte rows; see
-  // AttentionRows.cu for where each is used). Decode (lookupStage, loadStage
-  // below): a stage's block-table entries are read one stage before its copies
-  // are issued (and the prologue reads those of every prefetched stage at
-  // once), so no copy waits for a table lookup: issuing each lookup right
-  // before its copies left a dependent L2 round trip in front of every stage.
-  // The wgmma producer has a copy loop of its own (produce, below).
+  // of V (TPR 8: a warp's copy covers 128 contiguous bytes of each of 4
+  // rows; AttentionRows.cu and AttentionDecode.cu say where each is used).
+  // Decode (lookupStage, loadStage below): a stage's block-table entries are
+  // read one stage before its copies are issued (and the prologue reads those
+  // of every prefetched stage at once), so no copy waits for a table lookup:
+  // issuing each lookup right before its copies left a dependent L2 round trip
+  // in front of every stage. The wgmma producer has a copy loop of its own
+  // (produce, below).
   //
   // A thread's key rows are KEYS_PER_PASS apart, a multiple of the 8-row
   // swizzle period, so the shared-memory place of each of its chunks is the

@@ -20,13 +20,12 @@ Status launchRows(const char *name, AttentionKind kind,
     return launchAny<8, 1, 128, 3, 4, 64, 1, true>(name, kind, dims, t, launch,
                                                    stream);
   // Prefill and extend on 64-key stages: 8 loader threads per key row, so
-  // that a warp's copy covers 4 whole 128-byte rows instead of 8 half rows
-  // (Nsight Compute counted 41% of an 8K prefill's shared-memory
-  // wavefronts as excess, all in the 4-thread copies; 3% with 8). A
-  // 100-token extend over 8K ran 3.5% faster. A tree verify keeps 4 (with
-  // 8 it ran 2.5% longer in a graph), and so do 128-key stages, whose
-  // 24-register producer would handle twice the keys per thread (11%
-  // longer at 8K tokens).
+  // that a warp's copy covers 128 contiguous bytes of each of 4 key rows
+  // instead of 64 of each of 8 (Nsight Compute counted 41% of an 8K prefill's
+  // shared-memory wavefronts as excess, all in the 4-thread copies; 3% with 8).
+  // A 100-token extend over 8K ran 3.5% faster. A tree verify keeps 4 (with 8
+  // it ran 2.5% longer in a graph), and so do 128-key stages, whose 24-register
+  // producer would handle twice the keys per thread (11% longer at 8K tokens).
   if (kind == AttentionKind::Tree)
     return launchAny<8, 1, 64, 4, 4, 64, 1, true, 4>(name, kind, dims, t,
                                                      launch, stream);
