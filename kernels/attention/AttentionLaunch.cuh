@@ -159,7 +159,7 @@ Status launchConfig(const char *name, AttentionKind kind,
 /// Dispatch over dtype and head dim for one configuration (TPR: loader
 /// threads per key row, AttentionKernel.cuh).
 template <int WM, int WN, int KW, int NST, int NST64, int KW64, int MINB,
-          bool WG, int TPR = 4>
+          bool WG, int TPR>
 Status launchAny(const char *name, AttentionKind kind,
                  const AttentionDims &dims, const AttentionTensors &t,
                  const AttentionLaunch &launch, cudaStream_t stream) {

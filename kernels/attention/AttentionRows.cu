@@ -17,8 +17,8 @@ Status launchRows(const char *name, AttentionKind kind,
                   const AttentionDims &dims, const AttentionTensors &t,
                   const AttentionLaunch &launch, cudaStream_t stream) {
   if (attention_detail::rowsWide(kind, dims.headDim, launch.maxQLen))
-    return launchAny<8, 1, 128, 3, 4, 64, 1, true>(name, kind, dims, t, launch,
-                                                   stream);
+    return launchAny<8, 1, 128, 3, 4, 64, 1, true, 4>(name, kind, dims, t,
+                                                      launch, stream);
   // Prefill and extend on 64-key stages: 8 loader threads per key row, so
   // that a warp's copy covers 128 contiguous bytes of each of 4 key rows
   // instead of 64 of each of 8 (Nsight Compute counted 41% of an 8K prefill's
