@@ -165,6 +165,7 @@ double benchCached(const BenchOptions &o, BenchReport &report,
                   : kind == AttentionKind::Extend ? "extend"
                                                   : "paged_decode") +
       " bf16" + (graph ? " graph" : "") +
+      (attentionTensorCopiesEnabled() ? "" : " cp.async") +
       (numSplits ? " splits=" + std::to_string(numSplits) : std::string());
   if (!o.wants(name))
     return 0;
@@ -192,7 +193,8 @@ double benchCached(const BenchOptions &o, BenchReport &report,
 
 void benchPrefill(const BenchOptions &o, BenchReport &report, int batch,
                   int len, const std::string &target) {
-  std::string name = "prefill_causal bf16";
+  std::string name = std::string("prefill_causal bf16") +
+                     (attentionTensorCopiesEnabled() ? "" : " cp.async");
   if (!o.wants(name))
     return;
   Setup s(AttentionKind::Prefill, batch, len, 0, false);
@@ -265,6 +267,14 @@ int main(int argc, char **argv) {
               "one split", 1);
   benchPrefill(options, report, 1, 8192, "target >= SDPA");
   benchPrefill(options, report, 4, 2048, "varlen batch");
+  // Whole tiles by cp.async instead of tensor copies, for comparison.
+  setAttentionTensorCopiesEnabled(false);
+  benchPrefill(options, report, 1, 8192, "tuning");
+  benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, true,
+              "tuning");
+  benchCached(options, report, AttentionKind::Extend, 1, 8192, 100, false,
+              "tuning");
+  setAttentionTensorCopiesEnabled(true);
   int code = finishBench(report, options, device);
   if (decode8k > 0 && tree > 0)
     std::printf("\ntree verify (64 tokens) / decode (1 token) at 8K: %.2fx\n",

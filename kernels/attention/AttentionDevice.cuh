@@ -4,6 +4,7 @@
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONDEVICE_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONDEVICE_CUH
 
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -17,7 +18,17 @@ namespace strata::kernels::attention_detail {
 /// warpgroup: setmaxnreg works per warpgroup).
 constexpr int kProducerThreads = 128;
 
+/// The kernel takes it as a __grid_constant__ parameter: the tensor maps
+/// are read by the copy engine from the parameter's own address.
 struct AttnParams {
+  // Rows kernels (wgmma), whole tiles: tensor maps of K and V
+  // (kernels/common/TensorMap.h), 4 dimensions, innermost first: paged
+  // {headDim, blockSize, kv heads, blocks}, one per pool; contiguous
+  // {headDim, capacity, kv heads, 2 * batch} (K then V of each sequence),
+  // vMap == kMap. A box is 64 elements by bulkRows slots of one head.
+  CUtensorMap kMap, vMap;
+  int32_t bulkRows; // slots per box; 0: every tile copied by cp.async
+  int32_t vPlane;   // added to the last coordinate for V (contiguous: 1)
   const uint16_t *q;
   uint16_t *out;
   const int32_t *cuQLens;

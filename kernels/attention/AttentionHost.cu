@@ -2,7 +2,9 @@
 // launchers (no kernel here).
 #include "kernels/attention/AttentionLaunch.cuh"
 #include "kernels/common/DeviceLimits.h"
+#include "kernels/common/TensorMap.h"
 
+#include <atomic>
 #include <cmath>
 #include <string>
 
@@ -146,7 +148,55 @@ WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &d,
   return ws;
 }
 
+namespace {
+std::atomic<bool> tensorCopies{true};
+} // namespace
+
+void setTileMaps(AttnParams &p, const AttentionDims &dims, const KvCacheView &c,
+                 int stageKeys) {
+  p.bulkRows = 0;
+  p.vPlane = 0;
+  if (!tensorCopies.load(std::memory_order_relaxed))
+    return;
+  // A box is 64 elements (128 bytes, one swizzle span) of bulkRows slots
+  // of one head: paged, at most a page (boxes start at page boundaries or
+  // stage-sized steps within one); contiguous, a whole stage.
+  const uint64_t D = uint64_t(dims.headDim), H = uint64_t(dims.numKvHeads);
+  if (c.layout == KvCacheLayout::Paged) {
+    if (p.blockShift < 0 || p.blockSize < 8 || c.numBlocks < 1)
+      return;
+    const int32_t rows = std::min(p.blockSize, int32_t(stageKeys));
+    const uint64_t bs = uint64_t(p.blockSize);
+    const uint64_t extent[4] = {D, bs, H, uint64_t(c.numBlocks)};
+    const uint64_t strides[3] = {D * 2, bs * D * 2,
+                                 uint64_t(p.blockStride) * 2};
+    const uint32_t box[4] = {64, uint32_t(rows), 1, 1};
+    if (!encodeSwizzledMap2B(p.kMap, c.k, 4, extent, strides, box) ||
+        !encodeSwizzledMap2B(p.vMap, c.v, 4, extent, strides, box))
+      return;
+    p.bulkRows = rows;
+    return;
+  }
+  const uint64_t cap = uint64_t(c.capacity);
+  const uint64_t extent[4] = {D, cap, H, 2 * uint64_t(dims.batch)};
+  const uint64_t strides[3] = {D * 2, cap * D * 2, H * cap * D * 2};
+  const uint32_t box[4] = {64, uint32_t(stageKeys), 1, 1};
+  if (!encodeSwizzledMap2B(p.kMap, c.k, 4, extent, strides, box))
+    return;
+  p.vMap = p.kMap;
+  p.vPlane = 1;
+  p.bulkRows = stageKeys;
+}
+
 } // namespace attention_detail
+
+bool attentionTensorCopiesEnabled() {
+  return attention_detail::tensorCopies.load(std::memory_order_relaxed);
+}
+
+void setAttentionTensorCopiesEnabled(bool enabled) {
+  attention_detail::tensorCopies.store(enabled, std::memory_order_relaxed);
+}
 
 int32_t attentionNumSplits(AttentionKind kind, const AttentionDims &dims,
                            const AttentionLaunch &launch) {

@@ -52,7 +52,8 @@ namespace strata::kernels::attention_detail {
 template <typename T, int D, int WM, int WN, int KW, int NST, int MINB, bool WG,
           int TPR>
 __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
-                                  MINB) attentionKernel(const AttnParams p) {
+                                  MINB)
+    attentionKernel(const __grid_constant__ AttnParams p) {
   constexpr int NWARP = WM * WN;                 // compute warps
   constexpr int NTC = 32 * NWARP;                // compute threads
   constexpr int NTP = WG ? kProducerThreads : 0; // wgmma path
@@ -135,6 +136,11 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     kvStart = max(0, sInfo[0] - p.window + 1);
     if (pos) // new keys are placed by their positions, not their slots
       kvStart = min(kvStart, prefix);
+    // Tensor copies of a paged cache take whole boxes of a page: tiles
+    // start at a box boundary. The keys gained are older than every row's
+    // window, and the mask hides them.
+    if (WG && p.paged && p.bulkRows > 0)
+      kvStart &= ~(p.bulkRows - 1);
   }
   const int32_t range = max(kvEnd - kvStart, 0);
   int32_t chunk = (range + p.numSplits - 1) / p.numSplits;
@@ -263,8 +269,10 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   const int nTiles = (ke - ks + SK - 1) / SK;
   Lookup next; // block ids of the next tile to be issued
   // wgmma path: full[s] completes when the producer's copies of the tile in
-  // stage s have landed (NTP cp.async arrivals), empty[s] when every
-  // compute warp has finished reading it (NWARP arrivals).
+  // stage s have landed (NTP arrivals: each thread's cp.async arrival, or
+  // for tensor copies plain arrivals and one that expects the tile's
+  // bytes), empty[s] when every compute warp has finished reading it
+  // (NWARP arrivals).
   // QS: qBar completes when the producer's copies of Q have landed.
   __shared__ __align__(8) uint64_t stageBars[WG ? 2 * NST + 1 : 1];
   const uint32_t fullBar =
@@ -284,6 +292,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       }
     if (QS && tid == 0)
       mbarInit(qBar, NTP);
+    if (tid == 0) // tensor copies complete on the full barriers
+      mbarInitFence();
     __syncthreads();
     if (producer) {
       // The producer warpgroup only issues copies: it gives registers to
@@ -321,7 +331,52 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         const uint16_t *kHead = kSrc + rowBase, *vHead = vSrc + rowBase;
         for (int t = 0; t < nTiles; ++t) {
           const int st = t % NST;
-          const int32_t t0 = ks + t * SK + keyInPass;
+          // Whole tiles go by tensor copies when the launcher encoded the
+          // maps: lane i of the first warp looks up box i's page and
+          // issues its copies, which land in the stage's layout (the
+          // maps' 128-byte swizzle); the other threads only arrive.
+          // Elements outside a map (an invalid page: block id out of
+          // range) read as zeros, as in the cp.async path. Tiles that
+          // end past the sequence take that path instead: their slots
+          // beyond it are not the sequence's, and may hold anything.
+          const int32_t tile0 = ks + t * SK;
+          if (L != 2 && p.bulkRows > 0 && tile0 + SK <= ke &&
+              (L == 0 || (tile0 & (p.bulkRows - 1)) == 0)) {
+            const int32_t sl = tile0 + tid * p.bulkRows;
+            const bool issuer = tid * p.bulkRows < SK;
+            int32_t c1 = sl, c3 = int32_t(b) * 2;
+            if (L == 1) {
+              c1 = sl & (p.blockSize - 1);
+              const int32_t logical = sl >> p.blockShift;
+              c3 = issuer && logical < p.maxBlocksPerSeq
+                       ? __ldg(table + logical)
+                       : -1;
+            }
+            if (t == 2)
+              mbarWait(fullBar, 0);
+            if (t >= NST)
+              mbarWait(emptyBar + 8 * st, (t / NST - 1) & 1);
+            const uint32_t bar = fullBar + 8 * st;
+            if (tid == 0)
+              mbarArriveExpectTx(bar, STAGE_BYTES);
+            else
+              mbarArrive(bar);
+            __syncwarp(); // the bytes are expected before any can land
+            if (issuer) {
+              const uint32_t kDst =
+                  smemBase + st * STAGE_BYTES + tid * p.bulkRows * 128;
+#pragma unroll
+              for (int h = 0; h < D / 64; ++h) {
+                tensorCopyToShared4d(kDst + h * (SK * 128), &p.kMap, h * 64, c1,
+                                     kvHead, c3, bar);
+                tensorCopyToShared4d(kDst + SK * D * 2 + h * (SK * 128),
+                                     &p.vMap, h * 64, c1, kvHead, c3 + p.vPlane,
+                                     bar);
+              }
+            }
+            continue;
+          }
+          const int32_t t0 = tile0 + keyInPass;
           // With a power-of-two block size the first half of a thread's
           // keys are looked up before the wait for the stage, the rest at
           // their copies (under the first half's copies), and offsets are

@@ -74,6 +74,12 @@ struct WorkspaceLayout {
 WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &dims,
                                 const AttentionLaunch &launch);
 
+/// Rows kernels: the tensor maps of whole-tile copies (AttnParams) when
+/// they are enabled and the cache allows them (Attention.h); otherwise
+/// p.bulkRows stays 0.
+void setTileMaps(AttnParams &p, const AttentionDims &dims,
+                 const KvCacheView &cache, int stageKeys);
+
 template <typename T, int D, int WM, int WN, int KW, int NST, int MINB, bool WG,
           int TPR>
 Status launchConfig(const char *name, AttentionKind kind,
@@ -125,6 +131,8 @@ Status launchConfig(const char *name, AttentionKind kind,
     p.partLse = reinterpret_cast<float *>(base + ws.lseOff);
     p.partO = reinterpret_cast<float *>(base + ws.oOff);
   }
+  if constexpr (WG)
+    setTileMaps(p, dims, t.cache, KW * WN);
   const size_t smem = cfg.smemBytes(D);
   auto kernel = attentionKernel<T, D, WM, WN, KW, NST, MINB, WG, TPR>;
   STRATA_CUDA_RETURN_IF_ERROR(

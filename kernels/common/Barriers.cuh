@@ -1,10 +1,10 @@
 // Split-phase barriers of the pipelined kernels: shared-memory mbarriers
-// that track a stage's copies (full: cp.async or bulk copies) and its last
-// readers (empty), the bulk global-to-shared copy that completes on one,
-// and the named barriers that make attention's two consumer warpgroups
-// take turns at the tensor cores, and the bulk shared-to-global copy of
-// their epilogues. All addresses are shared-memory (cvta)
-// addresses; mbarrier objects are 8-byte aligned.
+// that track a stage's copies (full: cp.async, bulk or tensor copies) and
+// its last readers (empty), the bulk and tensor global-to-shared copies
+// that complete on one, and the named barriers that make attention's two
+// consumer warpgroups take turns at the tensor cores, and the bulk
+// shared-to-global copy of their epilogues. All addresses are
+// shared-memory (cvta) addresses; mbarrier objects are 8-byte aligned.
 #ifndef STRATA_KERNELS_COMMON_BARRIERS_CUH
 #define STRATA_KERNELS_COMMON_BARRIERS_CUH
 
@@ -70,6 +70,23 @@ __device__ __forceinline__ void bulkCopyToShared(uint32_t dst, const void *src,
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::"
                "bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
                "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+
+/// Copies the box of the 4-dimensional tensor map `map` (TensorMap.h; a
+/// kernel parameter declared __grid_constant__) whose first element is at
+/// coordinates (c0, c1, c2, c3), innermost first, to shared memory at `dst`
+/// (1024-byte aligned for the 128-byte swizzle) on the copy engine;
+/// elements outside the tensor land as zeros. The box's bytes count
+/// towards barrier `bar`'s current phase when they land.
+__device__ __forceinline__ void tensorCopyToShared4d(uint32_t dst,
+                                                     const void *map, int c0,
+                                                     int c1, int c2, int c3,
+                                                     uint32_t bar) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile"
+               ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
+               "[%6];\n" ::"r"(dst),
+               "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
                : "memory");
 }
 

@@ -163,7 +163,8 @@ std::string AttnCase::describe() const {
      << " Hkv=" << numKvHeads << " G=" << group << " D=" << headDim
      << (contiguous ? " contiguous" : " bs=" + std::to_string(blockSize))
      << " window=" << window << " splits=" << numSplits
-     << (graphReplay ? " graph" : "")
+     << (graphReplay ? " graph" : "") << (holes ? " holes" : "")
+     << (attentionTensorCopiesEnabled() ? "" : " cp.async")
      << (maxQLenBound ? " maxQLen=" + std::to_string(maxQLenBound) : "")
      << " q=[";
   for (size_t i = 0; i < qLens.size(); ++i)
@@ -190,13 +191,15 @@ std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
   const int64_t bs = c.contiguous ? 1 : c.blockSize;
   const int64_t maxBlocks = (maxKv + bs - 1) / bs + 1;
   int64_t numBlocks = 0, cacheElems = 0, capacity = maxKv + 5;
-  std::vector<int32_t> tables;
+  std::vector<int32_t> tables, refTables;
+  int64_t zeroBlock = -1; // holes: the reference's page of zeros
+  auto pages = [&](int64_t b) { return (kvLens[b] + bs - 1) / bs; };
   if (c.contiguous) {
     cacheElems = batch * 2 * Hkv * capacity * D;
   } else {
     int64_t used = 0;
     for (int64_t b = 0; b < batch; ++b)
-      used += (kvLens[b] + bs - 1) / bs;
+      used += pages(b);
     numBlocks = used + 3;
     std::vector<int32_t> ids(numBlocks);
     std::iota(ids.begin(), ids.end(), 0);
@@ -204,14 +207,59 @@ std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
     tables.assign(batch * maxBlocks, -1);
     int64_t next = 0;
     for (int64_t b = 0; b < batch; ++b)
-      for (int64_t j = 0; j < (kvLens[b] + bs - 1) / bs; ++j)
+      for (int64_t j = 0; j < pages(b); ++j)
         tables[b * maxBlocks + j] = ids[next++];
+    refTables = tables;
+    if (c.holes) {
+      zeroBlock = numBlocks++;
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t j = 1; j < std::min<int64_t>(3, pages(b)); ++j) {
+          refTables[b * maxBlocks + j] = int32_t(zeroBlock);
+          tables[b * maxBlocks + j] = j == 1 ? -1 : int32_t(numBlocks + 7);
+        }
+    }
     cacheElems = numBlocks * Hkv * bs * D;
   }
   std::vector<uint16_t> kHost = randomNormal(rng, cacheElems, c.dtype);
   std::vector<uint16_t> vHost = c.contiguous
                                     ? std::vector<uint16_t>()
                                     : randomNormal(rng, cacheElems, c.dtype);
+  // Slots past each sequence and pages no table names hold NaN: a kernel
+  // must neither read them nor let a masked weight multiply them.
+  auto fillRow = [&](std::vector<uint16_t> &buf, int64_t row, uint16_t x) {
+    std::fill_n(buf.begin() + row * D, D, x);
+  };
+  if (c.contiguous) {
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t plane = 0; plane < 2 * Hkv; ++plane)
+        for (int64_t s = kvLens[b]; s < capacity; ++s)
+          fillRow(kHost, (b * 2 * Hkv + plane) * capacity + s, kPoison);
+  } else {
+    std::vector<char> named(numBlocks, 0);
+    for (int32_t id : refTables)
+      if (id >= 0)
+        named[id] = 1;
+    for (int64_t b = 0; b < batch; ++b) {
+      if (pages(b) == 0)
+        continue;
+      const int32_t last = refTables[b * maxBlocks + pages(b) - 1];
+      if (last == zeroBlock)
+        continue;
+      for (int64_t h = 0; h < Hkv; ++h)
+        for (int64_t s = kvLens[b]; s < pages(b) * bs; ++s) {
+          fillRow(kHost, (last * Hkv + h) * bs + s % bs, kPoison);
+          fillRow(vHost, (last * Hkv + h) * bs + s % bs, kPoison);
+        }
+    }
+    for (int64_t id = 0; id < numBlocks; ++id)
+      for (int64_t r = 0; r < Hkv * bs; ++r) {
+        const bool zero = id == zeroBlock;
+        if (named[id] && !zero)
+          continue;
+        fillRow(kHost, id * Hkv * bs + r, zero ? 0 : kPoison);
+        fillRow(vHost, id * Hkv * bs + r, zero ? 0 : kPoison);
+      }
+  }
   std::vector<uint16_t> qHost = randomNormal(rng, totalQ * Hq * D, c.dtype);
 
   std::vector<int32_t> parents, positions;
@@ -294,7 +342,7 @@ std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
   h.cache = c.contiguous
                 ? KvCacheView::contiguous(kHost.data(), capacity)
                 : KvCacheView::paged(kHost.data(), vHost.data(), numBlocks, bs,
-                                     tables.data(), maxBlocks);
+                                     refTables.data(), maxBlocks);
   const double tol = c.dtype == ActDType::BF16 ? 1.5e-2 : 4e-3;
 
   auto check = [&]() {

@@ -38,6 +38,10 @@ struct AttnCase {
   /// longer sequences than it gets; picks the 128-key-stage configuration
   /// of long prefills without a long CPU reference). 0: the longest qLen.
   int32_t maxQLenBound = 0;
+  /// Paged only: the second and third page of each sequence have no
+  /// storage on the GPU (table ids -1 and past the pool), which reads as
+  /// zeros; the reference's table names a page of zeros there instead.
+  bool holes = false;
   /// Capture the launch into a CUDA graph, then replay it with other
   /// lengths (shorter, up to maxKvLen) and fresh q.
   bool graphReplay = false;

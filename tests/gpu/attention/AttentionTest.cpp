@@ -147,6 +147,87 @@ TEST_CASE("attention rows over more items than one wave of blocks",
   runAttnCase(c, attnTestRng());
 }
 
+namespace {
+/// Runs the enclosing scope with tensor copies switched as given, and
+/// restores the default however the scope ends.
+struct TensorCopies {
+  explicit TensorCopies(bool on) { setAttentionTensorCopiesEnabled(on); }
+  ~TensorCopies() { setAttentionTensorCopiesEnabled(true); }
+};
+} // namespace
+
+TEST_CASE("attention rows with whole tiles copied by cp.async",
+          "[attention][small]") {
+  // Tensor copies are the default for whole tiles of a paged cache with a
+  // power-of-two block size and of a contiguous one; the cp.async path
+  // that copies them otherwise, on the same shapes.
+  TensorCopies off(false);
+  for (ActDType dt : kDtypes)
+    for (int D : {64, 128}) {
+      AttnCase c;
+      c.kind = AttentionKind::Prefill;
+      c.dtype = dt;
+      c.headDim = D;
+      c.group = D == 64 ? 8 : 4;
+      c.qLens = {1, 37, 300, 130};
+      c.prefixLens = {0, 0, 0, 0};
+      runAttnCase(c, attnTestRng());
+      c.kind = AttentionKind::Extend;
+      c.blockSize = 32;
+      c.window = 90;
+      c.prefixLens = {50, 301, 1000, 0};
+      runAttnCase(c, attnTestRng());
+    }
+  AttnCase c;
+  c.kind = AttentionKind::Prefill;
+  c.maxQLenBound = 4096;
+  c.qLens = {1, 37, 700, 130};
+  c.prefixLens = {0, 0, 0, 0};
+  runAttnCase(c, attnTestRng());
+  c.kind = AttentionKind::Extend;
+  c.contiguous = true;
+  c.qLens = {9, 200};
+  c.prefixLens = {77, 1500};
+  runAttnCase(c, attnTestRng());
+  c.kind = AttentionKind::Tree;
+  c.contiguous = false;
+  c.maxQLenBound = 0;
+  c.qLens = {64, 20};
+  c.prefixLens = {700, 2000};
+  runAttnCase(c, attnTestRng());
+}
+
+TEST_CASE("attention over pages without storage", "[attention][small]") {
+  // Table entries of -1 and past the pool inside the sequences read as
+  // zeros, in whole tiles (tensor copies or cp.async), in partial ones and
+  // in decode.
+  for (bool tensor : {true, false}) {
+    TensorCopies copies(tensor);
+    for (int D : {64, 128}) {
+      AttnCase c;
+      c.holes = true;
+      c.headDim = D;
+      c.kind = AttentionKind::Prefill;
+      c.qLens = {20, 300, 130};
+      c.prefixLens = {0, 0, 0};
+      runAttnCase(c, attnTestRng());
+      c.maxQLenBound = 4096;
+      c.blockSize = 32;
+      runAttnCase(c, attnTestRng());
+      c.maxQLenBound = 0;
+      c.kind = AttentionKind::Extend;
+      c.prefixLens = {40, 301, 1000};
+      runAttnCase(c, attnTestRng());
+      c.kind = AttentionKind::Tree;
+      c.qLens = {64, 9, 30};
+      runAttnCase(c, attnTestRng());
+      c.kind = AttentionKind::Decode;
+      c.qLens = {1, 1, 1};
+      runAttnCase(c, attnTestRng());
+    }
+  }
+}
+
 TEST_CASE("attention paged decode", "[attention][small][race]") {
   for (ActDType dt : kDtypes)
     for (int D : {64, 128})
