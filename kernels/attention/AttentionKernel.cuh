@@ -136,11 +136,6 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     kvStart = max(0, sInfo[0] - p.window + 1);
     if (pos) // new keys are placed by their positions, not their slots
       kvStart = min(kvStart, prefix);
-    // Tensor copies of a paged cache take whole boxes of a page: tiles
-    // start at a box boundary. The keys gained are older than every row's
-    // window, and the mask hides them.
-    if (WG && p.paged && p.bulkRows > 0)
-      kvStart &= ~(p.bulkRows - 1);
   }
   const int32_t range = max(kvEnd - kvStart, 0);
   int32_t chunk = (range + p.numSplits - 1) / p.numSplits;
@@ -337,8 +332,9 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
           // maps' 128-byte swizzle); the other threads only arrive.
           // Elements outside a map (an invalid page: block id out of
           // range) read as zeros, as in the cp.async path. Tiles that
-          // end past the sequence take that path instead: their slots
-          // beyond it are not the sequence's, and may hold anything.
+          // end past the range take that path instead (slots beyond a
+          // sequence are not its own, and may hold anything), and so do
+          // paged tiles that start inside a box (after a window's start).
           const int32_t tile0 = ks + t * SK;
           if (L != 2 && p.bulkRows > 0 && tile0 + SK <= ke &&
               (L == 0 || (tile0 & (p.bulkRows - 1)) == 0)) {
