@@ -8,7 +8,9 @@
 // written once; held against the read-only ceiling (4.14 TB/s). Prefill
 // also reports TFLOP/s (4 * Hq * D * sum of visible keys: QK^T and PV,
 // causal counted as the lower triangle) against ~790 TFLOP/s and against
-// PyTorch SDPA's ~610 TFLOP/s on the same shape.
+// PyTorch SDPA's ~610 TFLOP/s on the same shape. Rows named "cp.async"
+// repeat a prefill, a tree and an extend with tensor copies switched off
+// (Attention.h), for comparison.
 #include "bench/BenchFill.cuh"
 #include "bench/BenchUtil.h"
 #include "kernels/attention/Attention.h"
