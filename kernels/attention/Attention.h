@@ -120,9 +120,10 @@ Status attentionTree(const AttentionDims &dims, const AttentionTensors &t,
 /// Prefill, extend and tree verify copy whole K and V tiles with tensor
 /// copies (the copy engine, through tensor maps of the cache) where the
 /// cache allows: a paged cache with a power-of-two block size of 8 or
-/// more, or a contiguous one; everything else, and tiles that end past a
-/// sequence, by cp.async. On by default; the switch (process-wide, read at
-/// launch) lets tests and benchmarks run the cp.async path alone.
+/// more, or a contiguous one. Other caches, tiles that end past their key
+/// range and paged tiles that start inside a page (a window's first) go
+/// by cp.async. On by default; the switch (process-wide, read at launch)
+/// lets tests and benchmarks run the cp.async path alone.
 bool attentionTensorCopiesEnabled();
 void setAttentionTensorCopiesEnabled(bool enabled);
 

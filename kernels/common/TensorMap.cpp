@@ -13,12 +13,15 @@ PFN_cuTensorMapEncodeTiled_v12000 encodeFunction() {
     cudaDriverEntryPointQueryResult found{};
     if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000,
                                          cudaEnableDefault,
-                                         &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess) {
-      cudaGetLastError(); // the fallback path is not an error of the caller
+                                         &found) != cudaSuccess) {
+      // The error is this query's: the caller copies another way, and its
+      // next launch must not report it.
+      cudaGetLastError();
       return PFN_cuTensorMapEncodeTiled_v12000(nullptr);
     }
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+    return found == cudaDriverEntryPointSuccess
+               ? reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f)
+               : PFN_cuTensorMapEncodeTiled_v12000(nullptr);
   }();
   return fn;
 }
