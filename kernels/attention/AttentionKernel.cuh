@@ -324,58 +324,64 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         const int32_t *table = p.blockTables + b * p.maxBlocksPerSeq;
         const int64_t rowBase = (L == 0 ? contigRow : headRow) * D;
         const uint16_t *kHead = kSrc + rowBase, *vHead = vSrc + rowBase;
-        for (int t = 0; t < nTiles; ++t) {
+        // Whole tiles go by tensor copies when the launcher encoded the
+        // maps: lane i of the first warp looks up box i's page and issues
+        // its copies, which land in the stage's layout (the maps' 128-byte
+        // swizzle); the other threads only arrive. Elements outside a map
+        // (an invalid page: block id out of range) read as zeros, as in
+        // the cp.async path. A tile that ends past the range takes that
+        // path instead (slots beyond a sequence are not its own, and may
+        // hold anything), and so do paged tiles that start inside a box
+        // (after a window's start): since SK is a multiple of a box, the
+        // tiles by tensor copies are the first nBulk, and each path has a
+        // loop of its own. One loop with a test per tile was slower: a
+        // 100-token extend over 8K 46.2-46.3 against 44.9-45.0 us, 4 x
+        // 2048 tokens 374.5-375.3 against 361.0-364.1, the tree 26.7
+        // against 26.2 us in a graph.
+        int nBulk = 0;
+        if (L != 2 && p.bulkRows > 0 &&
+            (L == 0 || (ks & (p.bulkRows - 1)) == 0))
+          nBulk = (ke - ks) / SK;
+        for (int t = 0; t < nBulk; ++t) {
           const int st = t % NST;
-          // Whole tiles go by tensor copies when the launcher encoded the
-          // maps: lane i of the first warp looks up box i's page and
-          // issues its copies, which land in the stage's layout (the
-          // maps' 128-byte swizzle); the other threads only arrive.
-          // Elements outside a map (an invalid page: block id out of
-          // range) read as zeros, as in the cp.async path. Tiles that
-          // end past the range take that path instead (slots beyond a
-          // sequence are not its own, and may hold anything), and so do
-          // paged tiles that start inside a box (after a window's start).
           const int32_t tile0 = ks + t * SK;
-          if (L != 2 && p.bulkRows > 0 && tile0 + SK <= ke &&
-              (L == 0 || (tile0 & (p.bulkRows - 1)) == 0)) {
-            const int32_t sl = tile0 + tid * p.bulkRows;
-            const bool issuer = tid * p.bulkRows < SK;
-            int32_t c1 = sl, c3 = int32_t(b) * 2;
-            if (L == 1) {
-              c1 = sl & (p.blockSize - 1);
-              const int32_t logical = sl >> p.blockShift;
-              c3 = issuer && logical < p.maxBlocksPerSeq
-                       ? __ldg(table + logical)
-                       : -1;
-            }
-            // No wait for the first stage here (the cp.async path below
-            // has one): tensor copies do not crowd the first tile's, and
-            // without it short splits ended sooner (a 100-token extend
-            // over 8K 46.3-46.4 against 46.8 us, the tree 26.9 against
-            // 27.0 us in a graph; the 8K prefill unchanged).
-            if (t >= NST)
-              mbarWait(emptyBar + 8 * st, (t / NST - 1) & 1);
-            const uint32_t bar = fullBar + 8 * st;
-            if (tid == 0)
-              mbarArriveExpectTx(bar, STAGE_BYTES);
-            else
-              mbarArrive(bar);
-            __syncwarp(); // the bytes are expected before any can land
-            if (issuer) {
-              const uint32_t kDst =
-                  smemBase + st * STAGE_BYTES + tid * p.bulkRows * 128;
-#pragma unroll
-              for (int h = 0; h < D / 64; ++h) {
-                tensorCopyToShared4d(kDst + h * (SK * 128), &p.kMap, h * 64, c1,
-                                     kvHead, c3, bar);
-                tensorCopyToShared4d(kDst + SK * D * 2 + h * (SK * 128),
-                                     &p.vMap, h * 64, c1, kvHead, c3 + p.vPlane,
-                                     bar);
-              }
-            }
-            continue;
+          const int32_t sl = tile0 + tid * p.bulkRows;
+          const bool issuer = tid * p.bulkRows < SK;
+          int32_t c1 = sl, c3 = int32_t(b) * 2;
+          if (L == 1) {
+            c1 = sl & (p.blockSize - 1);
+            const int32_t logical = sl >> p.blockShift;
+            c3 = issuer && logical < p.maxBlocksPerSeq ? __ldg(table + logical)
+                                                       : -1;
           }
-          const int32_t t0 = tile0 + keyInPass;
+          // No wait for the first stage here (the cp.async path below
+          // has one): tensor copies do not crowd the first tile's, and
+          // without it short splits ended sooner (a 100-token extend
+          // over 8K 46.3-46.4 against 46.8 us, the tree 26.9 against
+          // 27.0 us in a graph; the 8K prefill unchanged).
+          if (t >= NST)
+            mbarWait(emptyBar + 8 * st, (t / NST - 1) & 1);
+          const uint32_t bar = fullBar + 8 * st;
+          if (tid == 0)
+            mbarArriveExpectTx(bar, STAGE_BYTES);
+          else
+            mbarArrive(bar);
+          __syncwarp(); // the bytes are expected before any can land
+          if (issuer) {
+            const uint32_t kDst =
+                smemBase + st * STAGE_BYTES + tid * p.bulkRows * 128;
+#pragma unroll
+            for (int h = 0; h < D / 64; ++h) {
+              tensorCopyToShared4d(kDst + h * (SK * 128), &p.kMap, h * 64, c1,
+                                   kvHead, c3, bar);
+              tensorCopyToShared4d(kDst + SK * D * 2 + h * (SK * 128), &p.vMap,
+                                   h * 64, c1, kvHead, c3 + p.vPlane, bar);
+            }
+          }
+        }
+        for (int t = nBulk; t < nTiles; ++t) {
+          const int st = t % NST;
+          const int32_t t0 = ks + t * SK + keyInPass;
           // With a power-of-two block size the first half of a thread's
           // keys are looked up before the wait for the stage, the rest at
           // their copies (under the first half's copies), and offsets are
