@@ -23,10 +23,12 @@
 //
 // Stages. K and V tiles go global -> shared with cp.async (16 bytes per
 // thread, L1 bypassed), NST stages deep (wgmma: handed between producer
-// and compute warps by mbarriers); 16-byte chunks are XOR-swizzled
-// by row so that ldmatrix reads are conflict free, and for wgmma the same
-// XOR in 128-byte rows is the descriptor's 128-byte swizzle. Keys outside
-// the range are zero-filled so that masked weights never multiply garbage.
+// and compute warps by mbarriers, and whole tiles by tensor copies where
+// the launcher encoded tensor maps of the cache); 16-byte chunks are
+// XOR-swizzled by row so that ldmatrix reads are conflict free, and for
+// wgmma the same XOR in 128-byte rows is the descriptor's and the tensor
+// maps' 128-byte swizzle. Keys outside the range are zero-filled so that
+// masked weights never multiply garbage.
 //
 // Split-KV. See Attention.h: partial (O / l, log2-sum-exp) per split in the
 // workspace; decode items are merged by their last block, row items by
