@@ -52,7 +52,7 @@ struct AttnParams {
   int32_t window;  // 0: none
   int32_t numSplits;
   int32_t rowTiles;
-  float *partO;      // [items, numSplits, rows, D]
+  void *partO;       // [items, numSplits, rows, D]: T (rows), fp32 (decode)
   float *partLse;    // [items, numSplits, rows]
   int32_t *counters; // [items]
 };
@@ -67,6 +67,9 @@ template <> struct MmaOps<__nv_bfloat16> {
     __nv_bfloat16 h = __float2bfloat16_rn(x);
     return *reinterpret_cast<uint16_t *>(&h);
   }
+  __device__ static float2 unpack(uint32_t u) {
+    return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162 *>(&u));
+  }
 };
 template <> struct MmaOps<__half> {
   __device__ static uint32_t pack(float lo, float hi) {
@@ -76,6 +79,9 @@ template <> struct MmaOps<__half> {
   __device__ static uint16_t one(float x) {
     __half h = __float2half_rn(x);
     return *reinterpret_cast<uint16_t *>(&h);
+  }
+  __device__ static float2 unpack(uint32_t u) {
+    return __half22float2(*reinterpret_cast<__half2 *>(&u));
   }
 };
 

@@ -1,6 +1,6 @@
 // Ends of the attention kernel's blocks (AttentionKernel.cuh): O written
-// out as T (one split) or as the split's fp32 partial and log2-sum-exp
-// (Attention.h, Split-KV).
+// out as T (one split) or as the split's partial (T for rows, fp32 for
+// decode; AttentionMerge.cuh) and log2-sum-exp (Attention.h, Split-KV).
 //
 // Rows (wgmma configuration: 8 compute warps of 16 rows, a row owned by 4
 // lanes): O normalised in registers, staged in shared memory, and each
@@ -26,25 +26,23 @@ namespace strata::kernels::attention_detail {
 
 /// o, mRow, lRow: the thread's accumulators (rows (lane >> 2) + 8 h of its
 /// warp; mRow scaled to base 2, lRow this lane's share of the row sum).
-/// smem: at least ROWS * (D + 8) * 4 bytes, free once every compute warp is
+/// smem: at least ROWS * (D + 8) * 2 bytes, free once every compute warp is
 /// done with the stages (the caller's barrier). validRows: rows of the
-/// block that belong to the item. partO / partLse: the split's partial
+/// block that belong to the item. partO (T) / partLse: the split's partial
 /// [ROWS][D] and [ROWS], or null for one split (O goes to p.out as T).
 template <typename T, int D, int ROWS, int NTC>
 __device__ __forceinline__ void
 rowsEpilogue(const AttnParams &p, const float (&o)[D / 8][4],
              const float (&mRow)[2], const float (&lRow)[2],
              unsigned char *smem, int warp, int lane, int ctid, int32_t row0,
-             int validRows, int32_t qBegin, int kvHead, float *partO,
+             int validRows, int32_t qBegin, int kvHead, uint16_t *partO,
              float *partLse) {
   static_assert(ROWS <= NTC, "a compute thread per row for the copy-out");
   using Ops = MmaOps<T>;
   const bool direct = partO == nullptr;
-  // Row strides of the staged tile in 4-byte words (fp32 and T pairs):
-  // the writes of a warp (T) or half-warp (fp32, 8 bytes a lane) fall on
-  // distinct banks, and rows stay 16-byte aligned.
-  constexpr int OST = D + 8, OSTT = D / 2 + 4;
-  float *sO = reinterpret_cast<float *>(smem);
+  // Row stride of the staged tile in 4-byte words (T pairs): the writes
+  // of a warp fall on distinct banks, and rows stay 16-byte aligned.
+  constexpr int OSTT = D / 2 + 4;
   uint32_t *sT = reinterpret_cast<uint32_t *>(smem);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -60,12 +58,8 @@ rowsEpilogue(const AttnParams &p, const float (&o)[D / 8][4],
 #pragma unroll
     for (int n = 0; n < D / 8; ++n) {
       const int col = n * 8 + (lane & 3) * 2;
-      if (direct)
-        sT[r * OSTT + col / 2] =
-            Ops::pack(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
-      else
-        *reinterpret_cast<float2 *>(sO + r * OST + col) =
-            make_float2(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
+      sT[r * OSTT + col / 2] =
+          Ops::pack(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
     }
   }
   // The staged rows were written through the generic proxy; the copy engine
@@ -84,7 +78,8 @@ rowsEpilogue(const AttnParams &p, const float (&o)[D / 8][4],
                        D * 2);
     } else {
       bulkCopyToGlobal(partO + r * D,
-                       uint32_t(__cvta_generic_to_shared(sO + r * OST)), D * 4);
+                       uint32_t(__cvta_generic_to_shared(sT + r * OSTT)),
+                       D * 2);
     }
     bulkCommitAndWaitRead(); // the block's shared memory outlives the read
   }
@@ -193,7 +188,8 @@ decodeEpilogue(const AttnParams &p, const float (&o)[D / 8][4],
   __syncthreads();
   if (!*lastFlag)
     return;
-  const float *allO = p.partO + item * p.numSplits * ROWS * D;
+  const float *allO =
+      static_cast<const float *>(p.partO) + item * p.numSplits * ROWS * D;
   const float *allLse = p.partLse + item * p.numSplits * ROWS;
   for (int c = tid; c < validRows * D / 4; c += NT) {
     const int r = c / (D / 4), d = (c % (D / 4)) * 4;

@@ -43,10 +43,11 @@ int64_t blockSlots(const Config &cfg, int headDim) {
 }
 
 /// Bytes of the workspace for `items` work items of `splits` splits each.
-size_t workspaceBytes(int64_t items, int64_t splits, int rows, int headDim) {
-  const size_t partRows = size_t(items) * splits * rows;
+size_t workspaceBytes(const Config &cfg, int64_t items, int64_t splits,
+                      int headDim) {
+  const size_t partRows = size_t(items) * splits * cfg.rows();
   return alignUp(size_t(items) * 4) + alignUp(partRows * 4) +
-         partRows * headDim * 4;
+         partRows * headDim * cfg.partialBytes();
 }
 
 } // namespace
@@ -143,7 +144,7 @@ WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &d,
     ws.countersOff = 0;
     ws.lseOff = alignUp(size_t(ws.items) * 4);
     ws.oOff = ws.lseOff + alignUp(rows * 4);
-    ws.bytes = workspaceBytes(ws.items, ws.splits, cfg.rows(), d.headDim);
+    ws.bytes = workspaceBytes(cfg, ws.items, ws.splits, d.headDim);
   }
   return ws;
 }
@@ -218,7 +219,7 @@ size_t attentionWorkspaceBound(AttentionKind kind, const AttentionDims &dims) {
   for (int64_t maxQLen : {int64_t(1), int64_t(4096)}) {
     const Config cfg = configFor(kind, dims.headDim, maxQLen);
     const int64_t slots = blockSlots(cfg, dims.headDim);
-    bound = std::max(bound, workspaceBytes(slots, 1, cfg.rows(), dims.headDim));
+    bound = std::max(bound, workspaceBytes(cfg, slots, 1, dims.headDim));
   }
   return bound;
 }

@@ -856,22 +856,21 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   const int64_t item =
       (b * p.numKvHeads + kvHead) * int64_t(p.rowTiles) + rowTile;
   const bool direct = p.numSplits == 1;
-  float *partO =
-      direct ? nullptr : p.partO + (item * p.numSplits + split) * ROWS * D;
+  using Partial = std::conditional_t<WG, uint16_t, float>;
+  Partial *partO = direct ? nullptr
+                          : static_cast<Partial *>(p.partO) +
+                                (item * p.numSplits + split) * ROWS * D;
   float *partLse =
       direct ? nullptr : p.partLse + (item * p.numSplits + split) * ROWS;
   const int validRows = min(ROWS, rowsTotal - row0);
-  if constexpr (WG) {
-    // Row items: attentionMergeKernel merges the splits.
+  if constexpr (WG) // row items: attentionMergeKernel merges the splits
     rowsEpilogue<T, D, ROWS, NTC>(p, o, mRow, lRow, smem, warp, lane, ctid,
                                   row0, validRows, qBegin, kvHead, partO,
                                   partLse);
-    return;
-  }
-
-  decodeEpilogue<T, D, WN, NTC>(p, o, mRow, lRow, rValid, smem, warp, lane,
-                                ctid, row0, validRows, qBegin, kvHead, item,
-                                partO, partLse, &sInfo[1]);
+  else
+    decodeEpilogue<T, D, WN, NTC>(p, o, mRow, lRow, rValid, smem, warp, lane,
+                                  ctid, row0, validRows, qBegin, kvHead, item,
+                                  partO, partLse, &sInfo[1]);
 }
 
 } // namespace strata::kernels::attention_detail

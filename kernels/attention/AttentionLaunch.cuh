@@ -24,6 +24,9 @@ struct Config {
   // wgmma: a producer warpgroup issues the copies beside the compute warps
   int threads() const { return 32 * wm * wn + (wgmma ? kProducerThreads : 0); }
   int rows() const { return 16 * wm; }
+  // Bytes per element of the split partial outputs: T for rows items
+  // (AttentionMerge.cuh says why), fp32 for decode.
+  int partialBytes() const { return wgmma ? 2 : 4; }
   int stageKeys() const { return kw * wn; }
   size_t smemBytes(int headDim) const {
     // wgmma: room to align the stages; with 128-key stages the Q tile
@@ -129,7 +132,7 @@ Status launchConfig(const char *name, AttentionKind kind,
     auto *base = static_cast<unsigned char *>(launch.workspace);
     p.counters = reinterpret_cast<int32_t *>(base + ws.countersOff);
     p.partLse = reinterpret_cast<float *>(base + ws.lseOff);
-    p.partO = reinterpret_cast<float *>(base + ws.oOff);
+    p.partO = base + ws.oOff;
   }
   if constexpr (WG)
     setTileMaps(p, dims, t.cache, KW * WN);

@@ -12,6 +12,29 @@
 
 namespace strata::kernels::attention_detail {
 
+/// Four consecutive elements of a split's partial output, fp32 (decode)
+/// or T (rows), loaded through L2 (other blocks wrote them) and kept in
+/// their stored form until they are weighed.
+template <typename T, typename P> struct PartialChunk;
+template <typename T> struct PartialChunk<T, float> {
+  float4 raw;
+  __device__ void load(const float *src, bool in) {
+    raw = in ? __ldcg(reinterpret_cast<const float4 *>(src))
+             : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  __device__ float4 get() const { return raw; }
+};
+template <typename T> struct PartialChunk<T, uint16_t> {
+  uint2 raw;
+  __device__ void load(const uint16_t *src, bool in) {
+    raw = in ? __ldcg(reinterpret_cast<const uint2 *>(src)) : make_uint2(0, 0);
+  }
+  __device__ float4 get() const {
+    const float2 lo = MmaOps<T>::unpack(raw.x), hi = MmaOps<T>::unpack(raw.y);
+    return make_float4(lo.x, lo.y, hi.x, hi.y);
+  }
+};
+
 /// Split-KV merge of one 4-element chunk (row r of the work item, columns
 /// d..d+3) over the item's partials allO [numSplits][ROWS][D] and allLse
 /// [numSplits][ROWS]; writes query row `row` of the output. The partials
@@ -21,11 +44,12 @@ namespace strata::kernels::attention_detail {
 /// microseconds), and in one pass: the weights are taken against the
 /// largest log-sum-exp seen so far, and the sums are rescaled when a later
 /// group raises it (a first pass for the maximum had doubled the round
-/// trips). Splits in order, as the plain loop.
-template <typename T, int D, int ROWS>
+/// trips). Splits in order, as the plain loop. P: the partials' element
+/// type, fp32 (decode) or T (rows; see attentionMergeKernel).
+template <typename T, int D, int ROWS, typename P>
 __device__ __forceinline__ void
-mergeChunk(const AttnParams p, const float *allO, const float *allLse, int r,
-           int d, int32_t row, int32_t qBegin, int kvHead) {
+mergeChunk(const AttnParams p, const P *allO, const float *allLse, int r, int d,
+           int32_t row, int32_t qBegin, int kvHead) {
   using Ops = MmaOps<T>;
   // 17: decode's 33 splits in two round trips (measured at b=1 8K in a
   // graph: 12 at a time 15.1 us, 17 14.9; 33, one trip but more registers
@@ -36,14 +60,12 @@ mergeChunk(const AttnParams p, const float *allO, const float *allLse, int r,
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   for (int sp0 = 0; sp0 < p.numSplits; sp0 += MU) {
     float f[MU];
-    float4 x[MU];
+    PartialChunk<T, P> x[MU];
 #pragma unroll
     for (int u = 0; u < MU; ++u) {
       const bool in = sp0 + u < p.numSplits;
       f[u] = in ? __ldcg(allLse + (sp0 + u) * ROWS + r) : -INFINITY;
-      x[u] = in ? __ldcg(reinterpret_cast<const float4 *>(
-                      allO + ((sp0 + u) * ROWS + r) * D + d))
-                : make_float4(0.f, 0.f, 0.f, 0.f);
+      x[u].load(allO + ((sp0 + u) * ROWS + r) * D + d, in);
     }
     float mGroup = M;
 #pragma unroll
@@ -65,11 +87,12 @@ mergeChunk(const AttnParams p, const float *allO, const float *allLse, int r,
       const float w = exp2f(f[u] - base);
       if (w == 0.f)
         continue;
+      const float4 xv = x[u].get();
       W += w;
-      acc.x += x[u].x * w;
-      acc.y += x[u].y * w;
-      acc.z += x[u].z * w;
-      acc.w += x[u].w * w;
+      acc.x += xv.x * w;
+      acc.y += xv.y * w;
+      acc.z += xv.z * w;
+      acc.w += xv.w * w;
     }
   }
   const float inv = W > 0.f ? 1.f / W : 0.f;
@@ -86,6 +109,13 @@ mergeChunk(const AttnParams p, const float *allO, const float *allLse, int r,
 /// work item), one 4-element chunk of one row per thread. The last block
 /// of an item merging alone read ROWS * D * 4 bytes per split on one SM;
 /// for a 128-row tree verify over 8 splits that was most of the launch.
+///
+/// Rows partials are stored as T, each split's output normalised before it
+/// is rounded, which adds one rounding to T to the final one; the partials are
+/// 64 KB per block in fp32, and writing half of that and reading it back here
+/// made the 64-token tree verify over 8K 1.2 us faster (24.8 against 26.1 us in
+/// a graph) and a split 100-token extend 0.8 us. Decode keeps fp32: its
+/// partials are 4 rows per split, and as T it ran 0.9 us slower at b=1 8K.
 /// Grid: x = rowTile * blocksPerTile + block, y = kv head, z = sequence.
 template <typename T, int D, int ROWS>
 __global__ void __launch_bounds__(256)
@@ -105,9 +135,9 @@ __global__ void __launch_bounds__(256)
     return;
   const int64_t item =
       (b * p.numKvHeads + kvHead) * int64_t(p.rowTiles) + rowTile;
-  mergeChunk<T, D, ROWS>(p, p.partO + item * p.numSplits * ROWS * D,
-                         p.partLse + item * p.numSplits * ROWS, r, d, row0 + r,
-                         qBegin, kvHead);
+  mergeChunk<T, D, ROWS>(
+      p, static_cast<const uint16_t *>(p.partO) + item * p.numSplits * ROWS * D,
+      p.partLse + item * p.numSplits * ROWS, r, d, row0 + r, qBegin, kvHead);
 }
 
 } // namespace strata::kernels::attention_detail
