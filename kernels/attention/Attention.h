@@ -127,6 +127,14 @@ Status attentionTree(const AttentionDims &dims, const AttentionTensors &t,
 bool attentionTensorCopiesEnabled();
 void setAttentionTensorCopiesEnabled(bool enabled);
 
+/// Slots per tensor copy that a launch of `kind` bounded by maxQLen would
+/// use on this cache (a page, or a stage of a contiguous cache); 0 when
+/// all its tiles would go by cp.async (decode, the switch off, a cache
+/// the maps cannot describe, or a map the driver refused to encode). The
+/// maps are encoded as a launch encodes them. For tests and benchmarks.
+int32_t attentionTensorCopyRows(AttentionKind kind, const AttentionDims &dims,
+                                const KvCacheView &cache, int64_t maxQLen);
+
 } // namespace strata::kernels
 
 #endif // STRATA_KERNELS_ATTENTION_ATTENTION_H

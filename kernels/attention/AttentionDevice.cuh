@@ -28,7 +28,6 @@ struct AttnParams {
   // vMap == kMap. A box is 64 elements by bulkRows slots of one head.
   CUtensorMap kMap, vMap;
   int32_t bulkRows; // slots per box; 0: every tile copied by cp.async
-  int32_t vPlane;   // added to the last coordinate for V (contiguous: 1)
   const uint16_t *q;
   uint16_t *out;
   const int32_t *cuQLens;

@@ -153,10 +153,24 @@ namespace {
 std::atomic<bool> tensorCopies{true};
 } // namespace
 
+void setCacheGeometry(AttnParams &p, const AttentionDims &dims,
+                      const KvCacheView &c) {
+  p.numBlocks = c.numBlocks;
+  p.blockStride = c.blockStride
+                      ? c.blockStride
+                      : int64_t(dims.numKvHeads) * c.blockSize * dims.headDim;
+  p.capacity = c.capacity;
+  p.blockSize = int32_t(std::max<int64_t>(c.blockSize, 1));
+  p.blockShift = -1;
+  for (int shift = 0; shift < 31; ++shift)
+    if (int64_t(1) << shift == p.blockSize)
+      p.blockShift = shift;
+  p.maxBlocksPerSeq = int32_t(c.maxBlocksPerSeq);
+}
+
 void setTileMaps(AttnParams &p, const AttentionDims &dims, const KvCacheView &c,
                  int stageKeys) {
   p.bulkRows = 0;
-  p.vPlane = 0;
   if (!tensorCopies.load(std::memory_order_relaxed))
     return;
   // A box is 64 elements (128 bytes, one swizzle span) of bulkRows slots
@@ -184,8 +198,7 @@ void setTileMaps(AttnParams &p, const AttentionDims &dims, const KvCacheView &c,
   const uint32_t box[4] = {64, uint32_t(stageKeys), 1, 1};
   if (!encodeSwizzledMap2B(p.kMap, c.k, 4, extent, strides, box))
     return;
-  p.vMap = p.kMap;
-  p.vPlane = 1;
+  p.vMap = p.kMap; // V of sequence b is plane 2 b + 1
   p.bulkRows = stageKeys;
 }
 
@@ -197,6 +210,18 @@ bool attentionTensorCopiesEnabled() {
 
 void setAttentionTensorCopiesEnabled(bool enabled) {
   attention_detail::tensorCopies.store(enabled, std::memory_order_relaxed);
+}
+
+int32_t attentionTensorCopyRows(AttentionKind kind, const AttentionDims &dims,
+                                const KvCacheView &cache, int64_t maxQLen) {
+  using namespace attention_detail;
+  const Config cfg = configFor(kind, dims.headDim, maxQLen);
+  if (!cfg.wgmma)
+    return 0;
+  AttnParams p{};
+  setCacheGeometry(p, dims, cache);
+  setTileMaps(p, dims, cache, cfg.stageKeys());
+  return p.bulkRows;
 }
 
 int32_t attentionNumSplits(AttentionKind kind, const AttentionDims &dims,

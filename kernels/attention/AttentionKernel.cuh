@@ -377,7 +377,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
               tensorCopyToShared4d(kDst + h * (SK * 128), &p.kMap, h * 64, c1,
                                    kvHead, c3, bar);
               tensorCopyToShared4d(kDst + SK * D * 2 + h * (SK * 128), &p.vMap,
-                                   h * 64, c1, kvHead, c3 + p.vPlane, bar);
+                                   h * 64, c1, kvHead, c3 + (L == 0), bar);
             }
           }
         }

@@ -77,6 +77,10 @@ struct WorkspaceLayout {
 WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &dims,
                                 const AttentionLaunch &launch);
 
+/// The cache's fields of AttnParams (block geometry, capacity).
+void setCacheGeometry(AttnParams &p, const AttentionDims &dims,
+                      const KvCacheView &cache);
+
 /// Rows kernels: the tensor maps of whole-tile copies (AttnParams) when
 /// they are enabled and the cache allows them (Attention.h); otherwise
 /// p.bulkRows stays 0.
@@ -110,17 +114,7 @@ Status launchConfig(const char *name, AttentionKind kind,
   p.paged = t.cache.layout == KvCacheLayout::Paged;
   p.v = static_cast<const uint16_t *>(p.paged ? t.cache.v : nullptr);
   p.blockTables = t.cache.blockTables;
-  p.numBlocks = t.cache.numBlocks;
-  p.blockStride = t.cache.blockStride
-                      ? t.cache.blockStride
-                      : int64_t(dims.numKvHeads) * t.cache.blockSize * D;
-  p.capacity = t.cache.capacity;
-  p.blockSize = int32_t(std::max<int64_t>(t.cache.blockSize, 1));
-  p.blockShift = -1;
-  for (int shift = 0; shift < 31; ++shift)
-    if (int64_t(1) << shift == p.blockSize)
-      p.blockShift = shift;
-  p.maxBlocksPerSeq = int32_t(t.cache.maxBlocksPerSeq);
+  setCacheGeometry(p, dims, t.cache);
   p.numQHeads = dims.numQHeads;
   p.numKvHeads = dims.numKvHeads;
   p.group = dims.numQHeads / dims.numKvHeads;

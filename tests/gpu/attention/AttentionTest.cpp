@@ -4,6 +4,7 @@
 #include "tests/gpu/attention/AttentionCase.h"
 
 #include <catch2/catch.hpp>
+#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
@@ -195,6 +196,54 @@ TEST_CASE("attention rows with whole tiles copied by cp.async",
   c.qLens = {64, 20};
   c.prefixLens = {700, 2000};
   runAttnCase(c, attnTestRng());
+}
+
+TEST_CASE("attention rows take tensor copies where the cache allows them",
+          "[attention][small]") {
+  // A map the driver refused to encode leaves every tile on cp.async,
+  // which every other case would pass: the launch's own encoding here.
+  AttentionDims dims;
+  dims.batch = 2;
+  dims.numQHeads = 8;
+  dims.numKvHeads = 2;
+  dims.headDim = 128;
+  // Room for every cache below: 64 pages of up to 128 slots, or 8192
+  // contiguous slots of K and V for 2 sequences.
+  const int64_t blocks = 64, elems = 8192 * 2 * 128 * 2 * 2;
+  void *k = nullptr, *v = nullptr;
+  REQUIRE(cudaMalloc(&k, elems * 2) == cudaSuccess);
+  REQUIRE(cudaMalloc(&v, elems * 2) == cudaSuccess);
+  auto rows = [&](AttentionKind kind, const KvCacheView &cache,
+                  int64_t maxQLen) {
+    return attentionTensorCopyRows(kind, dims, cache, maxQLen);
+  };
+  const auto paged = [&](int64_t bs) {
+    return KvCacheView::paged(k, v, blocks, bs, nullptr, 8);
+  };
+  // A box is a page of one head, at most a stage (64 keys, 128 from 4096
+  // tokens of prefill or extend); a contiguous cache's box is a stage.
+  CHECK(rows(AttentionKind::Prefill, paged(16), 100) == 16);
+  CHECK(rows(AttentionKind::Extend, paged(32), 4096) == 32);
+  CHECK(rows(AttentionKind::Tree, paged(8), 64) == 8);
+  CHECK(rows(AttentionKind::Tree, paged(128), 64) == 64);
+  CHECK(rows(AttentionKind::Prefill, paged(128), 8192) == 128);
+  CHECK(rows(AttentionKind::Extend, KvCacheView::contiguous(k, 4096), 100) ==
+        64);
+  CHECK(rows(AttentionKind::Prefill, KvCacheView::contiguous(k, 8192), 8192) ==
+        128);
+  dims.headDim = 64; // 64-key stages, a box still 64 elements wide
+  CHECK(rows(AttentionKind::Prefill, paged(16), 8192) == 16);
+  dims.headDim = 128;
+  // What the maps cannot describe, and decode, go by cp.async.
+  CHECK(rows(AttentionKind::Prefill, paged(48), 100) == 0);
+  CHECK(rows(AttentionKind::Prefill, paged(4), 100) == 0);
+  CHECK(rows(AttentionKind::Decode, paged(16), 1) == 0);
+  {
+    TensorCopies off(false);
+    CHECK(rows(AttentionKind::Prefill, paged(16), 100) == 0);
+  }
+  cudaFree(k);
+  cudaFree(v);
 }
 
 TEST_CASE("attention over pages without storage", "[attention][small]") {
