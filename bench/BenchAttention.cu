@@ -57,11 +57,11 @@ void upload(int32_t *dst, const std::vector<int32_t> &src) {
       cudaMemcpy(dst, src.data(), src.size() * 4, cudaMemcpyHostToDevice));
 }
 
-/// A batch of equal sequences over a paged cache: `prefix` cached tokens
-/// plus `qLen` new ones each; the cache is replicated `sets` times so that
-/// rotating through them defeats L2.
+/// A batch of equal sequences over a paged cache of `block`-slot pages:
+/// `prefix` cached tokens plus `qLen` new ones each; the cache is
+/// replicated `sets` times so that rotating through them defeats L2.
 struct Setup {
-  int batch, qLen, prefix, sets = 1;
+  int batch, qLen, prefix, block, sets = 1;
   int64_t blocksPerSeq, setElems;
   AttentionDims dims;
   AttentionLaunch launch;
@@ -70,12 +70,12 @@ struct Setup {
   std::unique_ptr<DevBuf<unsigned char>> ws;
 
   Setup(AttentionKind kind, int batch_, int qLen_, int prefix_, bool tree,
-        int32_t numSplits = 0)
-      : batch(batch_), qLen(qLen_), prefix(prefix_) {
+        int32_t numSplits = 0, int block_ = kBlock)
+      : batch(batch_), qLen(qLen_), prefix(prefix_), block(block_) {
     const int64_t kvLen = prefix + qLen;
-    blocksPerSeq = (kvLen + kBlock - 1) / kBlock;
+    blocksPerSeq = (kvLen + block - 1) / block;
     const int64_t blocks = batch * blocksPerSeq;
-    setElems = blocks * kHkv * kBlock * kD;
+    setElems = blocks * kHkv * block * kD;
     sets = rotatingSets(2.0 * setElems * 2);
     k = std::make_unique<DevBuf<__nv_bfloat16>>(setElems * sets);
     v = std::make_unique<DevBuf<__nv_bfloat16>>(setElems * sets);
@@ -134,7 +134,7 @@ struct Setup {
     t.parentIds = parents ? parents->p : nullptr;
     t.cache = KvCacheView::paged(k->p + int64_t(set % sets) * setElems,
                                  v->p + int64_t(set % sets) * setElems,
-                                 batch * blocksPerSeq, kBlock, tables->p,
+                                 batch * blocksPerSeq, block, tables->p,
                                  blocksPerSeq);
     return t;
   }
@@ -159,8 +159,8 @@ Status launchKind(AttentionKind kind, const Setup &s, int set,
 /// Decode, a tree or an extend of qLen tokens over `context` cached tokens.
 double benchCached(const BenchOptions &o, BenchReport &report,
                    AttentionKind kind, int batch, int context, int qLen,
-                   bool graph, const std::string &target,
-                   int32_t numSplits = 0) {
+                   bool graph, const std::string &target, int32_t numSplits = 0,
+                   int block = kBlock) {
   const bool tree = kind == AttentionKind::Tree;
   std::string name =
       std::string(tree                            ? "tree_verify"
@@ -168,10 +168,11 @@ double benchCached(const BenchOptions &o, BenchReport &report,
                                                   : "paged_decode") +
       " bf16" + (graph ? " graph" : "") +
       (attentionTensorCopiesEnabled() ? "" : " cp.async") +
-      (numSplits ? " splits=" + std::to_string(numSplits) : std::string());
+      (numSplits ? " splits=" + std::to_string(numSplits) : std::string()) +
+      (block != kBlock ? " pages=" + std::to_string(block) : std::string());
   if (!o.wants(name))
     return 0;
-  Setup s(kind, batch, qLen, context, tree, numSplits);
+  Setup s(kind, batch, qLen, context, tree, numSplits, block);
   cudaStream_t stream;
   BENCH_CUDA(cudaStreamCreate(&stream));
   auto run = [&](int i) { checkStatus(launchKind(kind, s, i, stream)); };
@@ -182,8 +183,9 @@ double benchCached(const BenchOptions &o, BenchReport &report,
   const double kvBytes = double(batch) * (context + qLen) * kHkv * kD * 2 * 2;
   const double qBytes = 2.0 * batch * qLen * kHq * kD * 2;
   char shape[160];
-  std::snprintf(shape, sizeof(shape), "b=%d ctx=%d q=%d Hq=%d Hkv=%d d=%d",
-                batch, context, qLen, kHq, kHkv, kD);
+  std::snprintf(shape, sizeof(shape),
+                "b=%d ctx=%d q=%d Hq=%d Hkv=%d d=%d bs=%d", batch, context,
+                qLen, kHq, kHkv, kD, block);
   std::string note =
       target +
       "; splits=" + std::to_string(attentionNumSplits(kind, s.dims, s.launch)) +
@@ -194,12 +196,14 @@ double benchCached(const BenchOptions &o, BenchReport &report,
 }
 
 void benchPrefill(const BenchOptions &o, BenchReport &report, int batch,
-                  int len, const std::string &target) {
-  std::string name = std::string("prefill_causal bf16") +
-                     (attentionTensorCopiesEnabled() ? "" : " cp.async");
+                  int len, const std::string &target, int block = kBlock) {
+  std::string name =
+      std::string("prefill_causal bf16") +
+      (attentionTensorCopiesEnabled() ? "" : " cp.async") +
+      (block != kBlock ? " pages=" + std::to_string(block) : std::string());
   if (!o.wants(name))
     return;
-  Setup s(AttentionKind::Prefill, batch, len, 0, false);
+  Setup s(AttentionKind::Prefill, batch, len, 0, false, 0, block);
   cudaStream_t stream;
   BENCH_CUDA(cudaStreamCreate(&stream));
   double us = medianUs(stream, 2, o.quick ? 5 : 30, [&](int i) {
@@ -217,8 +221,8 @@ void benchPrefill(const BenchOptions &o, BenchReport &report, int batch,
                 tflops / kSdpaPrefillTflops, kSdpaPrefillTflops,
                 target.c_str());
   char shape[128];
-  std::snprintf(shape, sizeof(shape), "b=%d len=%d Hq=%d Hkv=%d d=%d", batch,
-                len, kHq, kHkv, kD);
+  std::snprintf(shape, sizeof(shape), "b=%d len=%d Hq=%d Hkv=%d d=%d bs=%d",
+                batch, len, kHq, kHkv, kD, block);
   report.add({name, shape, bytes, us, "read", note});
 }
 
@@ -274,6 +278,17 @@ int main(int argc, char **argv) {
               "one split", 1);
   benchPrefill(options, report, 1, 8192, "target >= SDPA");
   benchPrefill(options, report, 4, 2048, "varlen batch");
+  // Pages of 64 slots: a tensor copy (one box per page and 64 columns) then
+  // moves 8 KB instead of 2 KB.
+  benchPrefill(options, report, 1, 8192, "target >= SDPA", 64);
+  benchPrefill(options, report, 4, 2048, "varlen batch", 64);
+  benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, true, "graph",
+              0, 64);
+  benchCached(options, report, AttentionKind::Extend, 1, 8192, 100, false,
+              "split as the launcher picks", 0, 64);
+  benchCached(options, report, dec, 1, 8192, 1, true, "target <= 14 us", 0, 64);
+  benchCached(options, report, dec, 16, 4096, 1, false, "target >= 3.7 TB/s", 0,
+              64);
   // Whole tiles by cp.async instead of tensor copies, for comparison.
   setAttentionTensorCopiesEnabled(false);
   benchPrefill(options, report, 1, 8192, "tuning");
