@@ -327,10 +327,16 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         const int64_t rowBase = (L == 0 ? contigRow : headRow) * D;
         const uint16_t *kHead = kSrc + rowBase, *vHead = vSrc + rowBase;
         // Whole tiles go by tensor copies when the launcher encoded the
-        // maps: lane i of the first warp looks up box i's page and issues
-        // its copies, which land in the stage's layout (the maps' 128-byte
-        // swizzle); the other threads only arrive. Elements outside a map
-        // (an invalid page: block id out of range) read as zeros, as in
+        // maps: one thread per box looks up the box's page, expects its
+        // bytes on the stage's barrier and issues its copies, which land
+        // in the stage's layout (the maps' 128-byte swizzle); the other
+        // threads only arrive. Box i goes to lane i / 4 of producer warp
+        // i % 4: a warp issues its copies one after another, and with the
+        // 32 boxes of a 128-key stage of 16-slot pages in one warp that
+        // warp had been what bounded the stage rate (8K prefill 1003
+        // against 903 us; the compute warpgroup whose turn came first
+        // waited about 450 of 3060 cycles a tile for copies). Elements outside
+        // a map (an invalid page: block id out of range) read as zeros, as in
         // the cp.async path. A tile that ends past the range takes that
         // path instead (slots beyond a sequence are not its own, and may
         // hold anything), and so do paged tiles that start inside a box
@@ -347,8 +353,9 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         for (int t = 0; t < nBulk; ++t) {
           const int st = t % NST;
           const int32_t tile0 = ks + t * SK;
-          const int32_t sl = tile0 + tid * p.bulkRows;
-          const bool issuer = tid * p.bulkRows < SK;
+          const int box = (tid & 31) * 4 + (tid >> 5);
+          const int32_t sl = tile0 + box * p.bulkRows;
+          const bool issuer = box * p.bulkRows < SK;
           int32_t c1 = sl, c3 = int32_t(b) * 2;
           if (L == 1) {
             c1 = sl & (p.blockSize - 1);
@@ -364,14 +371,15 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
           if (t >= NST)
             mbarWait(emptyBar + 8 * st, (t / NST - 1) & 1);
           const uint32_t bar = fullBar + 8 * st;
-          if (tid == 0)
-            mbarArriveExpectTx(bar, STAGE_BYTES);
+          // An issuer's bytes are expected before its copies can land (the
+          // phase cannot end before every producer thread has arrived).
+          if (issuer)
+            mbarArriveExpectTx(bar, p.bulkRows * D * 2 * 2);
           else
             mbarArrive(bar);
-          __syncwarp(); // the bytes are expected before any can land
           if (issuer) {
             const uint32_t kDst =
-                smemBase + st * STAGE_BYTES + tid * p.bulkRows * 128;
+                smemBase + st * STAGE_BYTES + box * p.bulkRows * 128;
 #pragma unroll
             for (int h = 0; h < D / 64; ++h) {
               tensorCopyToShared4d(kDst + h * (SK * 128), &p.kMap, h * 64, c1,
