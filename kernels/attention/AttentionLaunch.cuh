@@ -34,8 +34,12 @@ struct Config {
     size_t stages = size_t(nst) * 2 * stageKeys() * headDim * 2 +
                     (wgmma ? 1024 : 0) +
                     (wgmma && kw == 128 ? size_t(rows()) * headDim * 2 : 0);
+    // The blocks' ends reuse the stages (AttentionEpilogue.cuh): rows
+    // stage O as T, decode every warp's fp32 O and its m and l.
     size_t warps = size_t(wm) * wn;
-    size_t epilogue = (warps * 16 * size_t(headDim + 8) + 2 * warps * 16) * 4;
+    size_t epilogue =
+        wgmma ? size_t(rows()) * (headDim / 2 + 4) * 4
+              : (warps * 16 * size_t(headDim + 8) + 2 * warps * 16) * 4;
     return std::max(stages, epilogue);
   }
 };
