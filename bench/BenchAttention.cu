@@ -168,6 +168,7 @@ double benchCached(const BenchOptions &o, BenchReport &report,
                                                   : "paged_decode") +
       " bf16" + (graph ? " graph" : "") +
       (attentionTensorCopiesEnabled() ? "" : " cp.async") +
+      (attentionClusterMergeEnabled() ? "" : " merge-kernel") +
       (numSplits ? " splits=" + std::to_string(numSplits) : std::string()) +
       (block != kBlock ? " pages=" + std::to_string(block) : std::string());
   if (!o.wants(name))
@@ -176,6 +177,7 @@ double benchCached(const BenchOptions &o, BenchReport &report,
   cudaStream_t stream;
   BENCH_CUDA(cudaStreamCreate(&stream));
   auto run = [&](int i) { checkStatus(launchKind(kind, s, i, stream)); };
+  const uint64_t clusterLaunches = attentionClusterMergeLaunches();
   double us = graph ? graphMedianUsPerCall(stream, std::max(s.sets, 20),
                                            o.quick ? 5 : 50, run)
                     : medianUs(stream, s.sets, o.quick ? 20 : 200, run);
@@ -189,6 +191,8 @@ double benchCached(const BenchOptions &o, BenchReport &report,
   std::string note =
       target +
       "; splits=" + std::to_string(attentionNumSplits(kind, s.dims, s.launch)) +
+      (attentionClusterMergeLaunches() > clusterLaunches ? " in clusters"
+                                                         : "") +
       "; " + (graph ? "graph replay" : "events, median") + "; " +
       std::to_string(s.sets) + " cache sets rotated";
   report.add({name, shape, kvBytes + qBytes, us, "read", note});
@@ -276,6 +280,9 @@ int main(int argc, char **argv) {
               "split as the launcher picks");
   benchCached(options, report, AttentionKind::Extend, 1, 8192, 100, false,
               "one split", 1);
+  // Two such turns: 64 items of 2 splits, one cluster each.
+  benchCached(options, report, AttentionKind::Extend, 2, 8192, 100, false,
+              "split as the launcher picks");
   benchPrefill(options, report, 1, 8192, "target >= SDPA");
   benchPrefill(options, report, 4, 2048, "varlen batch");
   // Pages of 64 slots: a tensor copy (one box per page and 64 columns) then
@@ -297,6 +304,18 @@ int main(int argc, char **argv) {
   benchCached(options, report, AttentionKind::Extend, 1, 8192, 100, false,
               "tuning");
   setAttentionTensorCopiesEnabled(true);
+  // Split rows merged by the merge kernel instead of inside their
+  // clusters, for comparison.
+  setAttentionClusterMergeEnabled(false);
+  benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, false,
+              "tuning");
+  benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, true,
+              "tuning");
+  benchCached(options, report, AttentionKind::Extend, 1, 8192, 100, false,
+              "tuning");
+  benchCached(options, report, AttentionKind::Extend, 2, 8192, 100, false,
+              "tuning");
+  setAttentionClusterMergeEnabled(true);
   int code = finishBench(report, options, device);
   if (decode8k > 0 && tree > 0)
     std::printf("\ntree verify (64 tokens) / decode (1 token) at 8K: %.2fx\n",

@@ -42,8 +42,10 @@
 // into `numSplits` ranges computed by separate blocks, each writing its
 // partial output and log-sum-exp to the workspace. Decode: the last block
 // of an item to finish (an atomic counter per item) merges them and resets
-// the counter. Prefill, extend and tree: a second kernel, launched right
-// after on the same stream, merges them. The split count is fixed at launch
+// the counter. Prefill, extend and tree: the item's blocks, one cluster,
+// merge them through their shared memory (attentionClusterMergeEnabled);
+// else a second kernel, launched right after on the same stream, merges
+// them from the workspace. The split count is fixed at launch
 // (the grid is sized for it); each block derives its key range from the kvLens
 // it reads, so shorter contexts leave trailing splits empty.
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTION_H
@@ -134,6 +136,18 @@ void setAttentionTensorCopiesEnabled(bool enabled);
 /// maps are encoded as a launch encodes them. For tests and benchmarks.
 int32_t attentionTensorCopyRows(AttentionKind kind, const AttentionDims &dims,
                                 const KvCacheView &cache, int64_t maxQLen);
+
+/// Prefill, extend and tree verify merge the splits of a work item (2 to
+/// 8 of them) inside one cluster of blocks, through shared memory, where
+/// every item's cluster fits on the GPU at once; otherwise, and with this
+/// switch off, a merge kernel follows. On by default; the switch
+/// (process-wide, read at launch) lets tests and benchmarks run the merge
+/// kernel.
+bool attentionClusterMergeEnabled();
+void setAttentionClusterMergeEnabled(bool enabled);
+/// Launches so far in this process whose splits were merged in clusters;
+/// tests check with it which merge a launch took.
+uint64_t attentionClusterMergeLaunches();
 
 } // namespace strata::kernels
 

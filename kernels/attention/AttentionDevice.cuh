@@ -51,6 +51,10 @@ struct AttnParams {
   int32_t window;  // 0: none
   int32_t numSplits;
   int32_t rowTiles;
+  // Rows items: the splits of an item are one cluster of blocks (block x
+  // = rowTile * numSplits + split) that merges them (clusterMergeRows);
+  // else x = rowTile + rowTiles * split and attentionMergeKernel merges.
+  int32_t clusterMerge;
   void *partO;       // [items, numSplits, rows, D]: T (rows), fp32 (decode)
   float *partLse;    // [items, numSplits, rows]
   int32_t *counters; // [items]

@@ -30,20 +30,22 @@ namespace strata::kernels::attention_detail {
 /// done with the stages (the caller's barrier). validRows: rows of the
 /// block that belong to the item. partO (T) / partLse: the split's partial
 /// [ROWS][D] and [ROWS], or null for one split (O goes to p.out as T).
+/// cluster: the item's splits are the blocks of this block's cluster
+/// (p.clusterMerge); the partial stays in shared memory and the cluster
+/// merges it (clusterMergeRows).
 template <typename T, int D, int ROWS, int NTC>
 __device__ __forceinline__ void
 rowsEpilogue(const AttnParams &p, const float (&o)[D / 8][4],
              const float (&mRow)[2], const float (&lRow)[2],
              unsigned char *smem, int warp, int lane, int ctid, int32_t row0,
              int validRows, int32_t qBegin, int kvHead, uint16_t *partO,
-             float *partLse) {
+             float *partLse, bool cluster) {
   static_assert(ROWS <= NTC, "a compute thread per row for the copy-out");
   using Ops = MmaOps<T>;
-  const bool direct = partO == nullptr;
-  // Row stride of the staged tile in 4-byte words (T pairs): the writes
-  // of a warp fall on distinct banks, and rows stay 16-byte aligned.
-  constexpr int OSTT = D / 2 + 4;
+  const bool direct = partO == nullptr && !cluster;
+  constexpr int OSTT = kRowsStageStride<D>;
   uint32_t *sT = reinterpret_cast<uint32_t *>(smem);
+  float *sLse = reinterpret_cast<float *>(sT + ROWS * OSTT);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     float l = lRow[h];
@@ -54,13 +56,18 @@ rowsEpilogue(const AttnParams &p, const float (&o)[D / 8][4],
       continue;
     const float inv = l > 0.f ? 1.f / l : 0.f;
     if (!direct && (lane & 3) == 0)
-      partLse[r] = l > 0.f ? mRow[h] + log2f(l) : -INFINITY;
+      (cluster ? sLse : partLse)[r] = l > 0.f ? mRow[h] + log2f(l) : -INFINITY;
 #pragma unroll
     for (int n = 0; n < D / 8; ++n) {
       const int col = n * 8 + (lane & 3) * 2;
       sT[r * OSTT + col / 2] =
           Ops::pack(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
     }
+  }
+  if (cluster) {
+    clusterMergeRows<T, D, ROWS, NTC>(p, smem, ctid, row0, validRows, qBegin,
+                                      kvHead);
+    return;
   }
   // The staged rows were written through the generic proxy; the copy engine
   // reads them through the async proxy.

@@ -1,12 +1,15 @@
-// Entry checks, split count and workspace layout of the attention
-// launchers (no kernel here).
+// Entry checks, split count, workspace layout and cluster occupancy of
+// the attention launchers (no kernel here).
 #include "kernels/attention/AttentionLaunch.cuh"
 #include "kernels/common/DeviceLimits.h"
 #include "kernels/common/TensorMap.h"
 
 #include <atomic>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 
 namespace strata::kernels {
 
@@ -151,7 +154,43 @@ WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &d,
 
 namespace {
 std::atomic<bool> tensorCopies{true};
+std::atomic<bool> clusterMerge{true};
 } // namespace
+
+std::atomic<uint64_t> clusterMergeLaunches{0};
+
+int maxActiveClusters(const void *kernel, int threads, size_t smem,
+                      int clusterX) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess)
+    return 0;
+  using Key = std::tuple<int, const void *, int, size_t, int>;
+  static std::mutex mutex;
+  static std::map<Key, int> known;
+  const Key key{device, kernel, threads, smem, clusterX};
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = known.find(key); it != known.end())
+    return it->second;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(unsigned(clusterX));
+  config.blockDim = dim3(unsigned(threads));
+  config.dynamicSmemBytes = smem;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = unsigned(clusterX);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) !=
+      cudaSuccess) {
+    (void)cudaGetLastError(); // the query's error is not the stream's
+    clusters = 0;
+  }
+  known.emplace(key, clusters);
+  return clusters;
+}
 
 void setCacheGeometry(AttnParams &p, const AttentionDims &dims,
                       const KvCacheView &c) {
@@ -210,6 +249,18 @@ bool attentionTensorCopiesEnabled() {
 
 void setAttentionTensorCopiesEnabled(bool enabled) {
   attention_detail::tensorCopies.store(enabled, std::memory_order_relaxed);
+}
+
+bool attentionClusterMergeEnabled() {
+  return attention_detail::clusterMerge.load(std::memory_order_relaxed);
+}
+
+void setAttentionClusterMergeEnabled(bool enabled) {
+  attention_detail::clusterMerge.store(enabled, std::memory_order_relaxed);
+}
+
+uint64_t attentionClusterMergeLaunches() {
+  return attention_detail::clusterMergeLaunches.load(std::memory_order_relaxed);
 }
 
 int32_t attentionTensorCopyRows(AttentionKind kind, const AttentionDims &dims,

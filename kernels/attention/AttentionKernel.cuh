@@ -31,8 +31,8 @@
 // masked weights never multiply garbage.
 //
 // Split-KV. See Attention.h: partial (O / l, log2-sum-exp) per split in the
-// workspace; decode items are merged by their last block, row items by
-// attentionMergeKernel (AttentionMerge.cuh).
+// workspace; decode items are merged by their last block, row items in
+// their cluster or by attentionMergeKernel (AttentionMerge.cuh).
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 
@@ -49,8 +49,9 @@
 namespace strata::kernels::attention_detail {
 
 /// Grid: x = rowTile + rowTiles * split (row tiles of one split adjacent,
-/// so that they read the same keys while these are in L2), y = kv head,
-/// z = sequence.
+/// so that they read the same keys while these are in L2), or with
+/// p.clusterMerge rowTile * numSplits + split (an item's splits are one
+/// cluster); y = kv head, z = sequence.
 template <typename T, int D, int WM, int WN, int KW, int NST, int MINB, bool WG,
           int TPR>
 __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
@@ -96,8 +97,12 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   const int ctid = producer ? 0 : tid - NTP, warp = ctid >> 5;
   // Last row tiles first: under a causal mask they see the most keys, and
   // started last they would run alone at the end of the grid.
-  const int rowTile = p.rowTiles - 1 - int(blockIdx.x % p.rowTiles);
-  const int split = blockIdx.x / p.rowTiles;
+  const bool clustered = WG && p.clusterMerge;
+  const int rowTile =
+      p.rowTiles - 1 -
+      int(clustered ? blockIdx.x / p.numSplits : blockIdx.x % p.rowTiles);
+  const int split =
+      clustered ? blockIdx.x % p.numSplits : blockIdx.x / p.rowTiles;
   const int kvHead = blockIdx.y;
   const int64_t b = blockIdx.z;
   const int G = p.group;
@@ -865,16 +870,17 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       (b * p.numKvHeads + kvHead) * int64_t(p.rowTiles) + rowTile;
   const bool direct = p.numSplits == 1;
   using Partial = std::conditional_t<WG, uint16_t, float>;
-  Partial *partO = direct ? nullptr
-                          : static_cast<Partial *>(p.partO) +
-                                (item * p.numSplits + split) * ROWS * D;
+  const bool viaGlobal = !direct && !clustered;
+  Partial *partO = viaGlobal ? static_cast<Partial *>(p.partO) +
+                                   (item * p.numSplits + split) * ROWS * D
+                             : nullptr;
   float *partLse =
-      direct ? nullptr : p.partLse + (item * p.numSplits + split) * ROWS;
+      viaGlobal ? p.partLse + (item * p.numSplits + split) * ROWS : nullptr;
   const int validRows = min(ROWS, rowsTotal - row0);
-  if constexpr (WG) // row items: attentionMergeKernel merges the splits
+  if constexpr (WG) // row items: merged in their cluster or by a kernel
     rowsEpilogue<T, D, ROWS, NTC>(p, o, mRow, lRow, smem, warp, lane, ctid,
                                   row0, validRows, qBegin, kvHead, partO,
-                                  partLse);
+                                  partLse, clustered);
   else
     decodeEpilogue<T, D, WN, NTC>(p, o, mRow, lRow, rValid, smem, warp, lane,
                                   ctid, row0, validRows, qBegin, kvHead, item,

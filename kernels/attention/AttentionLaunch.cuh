@@ -11,6 +11,7 @@
 #include "kernels/common/Pdl.cuh"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 namespace strata::kernels::attention_detail {
@@ -35,10 +36,11 @@ struct Config {
                     (wgmma ? 1024 : 0) +
                     (wgmma && kw == 128 ? size_t(rows()) * headDim * 2 : 0);
     // The blocks' ends reuse the stages (AttentionEpilogue.cuh): rows
-    // stage O as T, decode every warp's fp32 O and its m and l.
+    // stage O as T and its log-sum-exps (kRowsStageStride), decode every
+    // warp's fp32 O and its m and l.
     size_t warps = size_t(wm) * wn;
     size_t epilogue =
-        wgmma ? size_t(rows()) * (headDim / 2 + 4) * 4
+        wgmma ? size_t(rows()) * (headDim / 2 + 4 + 1) * 4
               : (warps * 16 * size_t(headDim + 8) + 2 * warps * 16) * 4;
     return std::max(stages, epilogue);
   }
@@ -64,6 +66,20 @@ inline Config configFor(AttentionKind kind, int headDim, int64_t maxQLen) {
   return rowsWide(kind, headDim, maxQLen) ? Config{8, 1, 128, 3, 1, true, 1}
                                           : Config{8, 1, 64, 4, 1, true, 1};
 }
+
+/// Rows items of at most this many splits are merged inside their
+/// cluster (clusterMergeRows): the portable cluster size.
+constexpr int kMaxClusterSplits = 8;
+
+/// Clusters of `clusterX` blocks of `kernel` (`threads` threads, `smem`
+/// bytes of dynamic shared memory each) that the device holds at once;
+/// queried once per device, kernel and cluster size. 0 when the query
+/// fails.
+int maxActiveClusters(const void *kernel, int threads, size_t smem,
+                      int clusterX);
+/// Launches that merged their splits in clusters
+/// (attentionClusterMergeLaunches).
+extern std::atomic<uint64_t> clusterMergeLaunches;
 
 /// Entry checks common to every launcher (dims, pointers, alignment, the
 /// phase-specific operands). `name` prefixes the message.
@@ -140,17 +156,30 @@ Status launchConfig(const char *name, AttentionKind kind,
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            int(smem)),
       name);
-  // Split-KV: decode items are a few rows, merged by their last block; a
-  // rows item is 128 rows, whose partials one block merging alone read
-  // for longer than the splits took, so a merge kernel spread over the GPU
-  // follows (a dependent launch: it waits for this one).
+  // Split-KV: decode items are a few rows, merged by their last block. A
+  // rows item is 128 rows, whose partials one block merging alone read for
+  // longer than the splits took: its splits merge together, as one cluster
+  // of blocks when every item's cluster fits on the GPU at once (a cluster
+  // takes its blocks' SMs from one GPC), else in a merge kernel spread
+  // over the GPU that follows (a dependent launch: it waits for this one).
+  if constexpr (WG)
+    p.clusterMerge =
+        ws.splits > 1 && ws.splits <= kMaxClusterSplits &&
+        attentionClusterMergeEnabled() &&
+        ws.items <= maxActiveClusters(reinterpret_cast<const void *>(kernel),
+                                      cfg.threads(), smem, ws.splits);
   dim3 grid(unsigned(ws.rowTiles * ws.splits), unsigned(dims.numKvHeads),
             unsigned(dims.batch));
   STRATA_CUDA_RETURN_IF_ERROR(
-      launchDependent(kernel, grid, dim3(cfg.threads()), smem, stream, p),
+      p.clusterMerge
+          ? launchDependentClusters(kernel, grid, dim3(cfg.threads()), smem,
+                                    stream, unsigned(ws.splits), p)
+          : launchDependent(kernel, grid, dim3(cfg.threads()), smem, stream, p),
       name);
+  if (p.clusterMerge)
+    clusterMergeLaunches.fetch_add(1, std::memory_order_relaxed);
   if constexpr (WG) {
-    if (ws.splits > 1) {
+    if (ws.splits > 1 && !p.clusterMerge) {
       constexpr int ROWS = 16 * WM, MT = 256;
       static_assert(ROWS * D / 4 % MT == 0, "whole merge blocks per tile");
       const int blocksPerTile = ROWS * D / 4 / MT;

@@ -1,11 +1,14 @@
 // Split-KV merge of the attention kernel's partials (see Attention.h):
 // per output chunk, the partial outputs of an item's splits weighted by
 // their log2-sum-exp. Decode merges in its last block (mergeChunk); row
-// items in a kernel of their own (attentionMergeKernel).
+// items inside their cluster (clusterMergeRows) when the item's splits
+// are one cluster of blocks, else in a kernel of their own
+// (attentionMergeKernel).
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONMERGE_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONMERGE_CUH
 
 #include "kernels/attention/AttentionDevice.cuh"
+#include "kernels/common/Barriers.cuh"
 #include "kernels/common/Pdl.cuh"
 
 #include <cstdint>
@@ -138,6 +141,86 @@ __global__ void __launch_bounds__(256)
   mergeChunk<T, D, ROWS>(
       p, static_cast<const uint16_t *>(p.partO) + item * p.numSplits * ROWS * D,
       p.partLse + item * p.numSplits * ROWS, r, d, row0 + r, qBegin, kvHead);
+}
+
+/// Row stride, in 4-byte words (T pairs), of the O tile a rows block
+/// stages in shared memory at its end (AttentionEpilogue.cuh): a warp's
+/// writes fall on distinct banks, and rows stay 16-byte aligned. The
+/// tile's ROWS log2-sum-exps follow it.
+template <int D> constexpr int kRowsStageStride = D / 2 + 4;
+
+/// Split-KV merge inside a cluster: the item's numSplits (<= 8) splits are
+/// the blocks of one cluster, block rank = split, and each has staged its
+/// normalised partial (T) and log2-sum-exps in its own shared memory
+/// (rowsEpilogue). After the cluster barrier, block `rank` merges rows
+/// [rank * per, (rank + 1) * per) of the item, reading every split's
+/// rows from the blocks' shared memory (16 bytes of one row a thread per
+/// split), and writes them out; a second barrier keeps every block's
+/// shared memory alive until the others have read it. Against the merge
+/// kernel, this saves writing the partials to global memory, the kernel
+/// boundary and the second kernel's reads of them from L2.
+template <typename T, int D, int ROWS, int NTC>
+__device__ __forceinline__ void
+clusterMergeRows(const AttnParams &p, unsigned char *smem, int ctid,
+                 int32_t row0, int validRows, int32_t qBegin, int kvHead) {
+  using Ops = MmaOps<T>;
+  constexpr int MAXS = 8, OSTT = kRowsStageStride<D>, CPR = D / 8;
+  const int S = p.numSplits, G = p.group;
+  const uint32_t local = uint32_t(__cvta_generic_to_shared(smem));
+  const uint32_t lseOff = ROWS * OSTT * 4;
+  uint32_t peer[MAXS];
+#pragma unroll
+  for (int u = 0; u < MAXS; ++u)
+    peer[u] = u < S ? clusterMapShared(local, uint32_t(u)) : 0u;
+  clusterArrive();
+  clusterWait();
+  const int per = (ROWS + S - 1) / S;
+  const int rBegin = int(clusterRank()) * per;
+  const int rEnd = min(min(rBegin + per, ROWS), validRows);
+  for (int c = ctid; c < (rEnd - rBegin) * CPR; c += NTC) {
+    const int r = rBegin + c / CPR, ch = c % CPR;
+    float f[MAXS];
+    uint4 x[MAXS];
+#pragma unroll
+    for (int u = 0; u < MAXS; ++u) {
+      f[u] = u < S ? clusterLoadF32(peer[u] + lseOff + r * 4) : -INFINITY;
+      x[u] = u < S ? clusterLoad16(peer[u] + (r * OSTT + ch * 4) * 4)
+                   : make_uint4(0, 0, 0, 0);
+    }
+    float M = -INFINITY;
+#pragma unroll
+    for (int u = 0; u < MAXS; ++u)
+      M = fmaxf(M, f[u]);
+    const float base = M == -INFINITY ? 0.f : M;
+    float W = 0.f, acc[8] = {};
+#pragma unroll
+    for (int u = 0; u < MAXS; ++u) {
+      // An empty split (log-sum-exp -inf) weighs 0.
+      const float w = exp2f(f[u] - base);
+      W += w;
+      const uint32_t words[4] = {x[u].x, x[u].y, x[u].z, x[u].w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float2 v = Ops::unpack(words[e]);
+        acc[2 * e] += v.x * w;
+        acc[2 * e + 1] += v.y * w;
+      }
+    }
+    const float inv = W > 0.f ? 1.f / W : 0.f;
+    const int32_t row = row0 + r, tok = row / G, g = row - tok * G;
+    uint4 out;
+    out.x = Ops::pack(acc[0] * inv, acc[1] * inv);
+    out.y = Ops::pack(acc[2] * inv, acc[3] * inv);
+    out.z = Ops::pack(acc[4] * inv, acc[5] * inv);
+    out.w = Ops::pack(acc[6] * inv, acc[7] * inv);
+    *reinterpret_cast<uint4 *>(
+        p.out + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D +
+        ch * 8) = out;
+  }
+  // This block's reads of the others' shared memory are done (their values
+  // were used above); none leaves before every block's are.
+  clusterArrive();
+  clusterWait();
 }
 
 } // namespace strata::kernels::attention_detail

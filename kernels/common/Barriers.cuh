@@ -2,9 +2,11 @@
 // that track a stage's copies (full: cp.async, bulk or tensor copies) and
 // its last readers (empty), the bulk and tensor global-to-shared copies
 // that complete on one, and the named barriers that make attention's two
-// consumer warpgroups take turns at the tensor cores, and the bulk
-// shared-to-global copy of their epilogues. All addresses are
-// shared-memory (cvta) addresses; mbarrier objects are 8-byte aligned.
+// consumer warpgroups take turns at the tensor cores, the bulk
+// shared-to-global copy of their epilogues, and the cluster barrier and
+// loads from another block's shared memory by which a cluster's blocks
+// combine their results. All addresses are shared-memory (cvta) addresses;
+// mbarrier objects are 8-byte aligned.
 #ifndef STRATA_KERNELS_COMMON_BARRIERS_CUH
 #define STRATA_KERNELS_COMMON_BARRIERS_CUH
 
@@ -118,6 +120,52 @@ __device__ __forceinline__ void namedBarSync(uint32_t id, uint32_t threads) {
 }
 __device__ __forceinline__ void namedBarArrive(uint32_t id, uint32_t threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+/// The cluster barrier, split: every non-exited thread of the cluster
+/// arrives (releasing its earlier writes), and wait returns once they all
+/// have (acquiring theirs). Threads that have exited are not waited for.
+__device__ __forceinline__ void clusterArrive() {
+  asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+}
+__device__ __forceinline__ void clusterWait() {
+  asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+/// This block's rank in its cluster.
+__device__ __forceinline__ uint32_t clusterRank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+
+/// The shared::cluster address of `addr` (this block's shared memory) in
+/// the block of rank `rank` of the cluster.
+__device__ __forceinline__ uint32_t clusterMapShared(uint32_t addr,
+                                                     uint32_t rank) {
+  uint32_t out;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+               : "=r"(out)
+               : "r"(addr), "r"(rank));
+  return out;
+}
+
+/// Loads from a shared::cluster address (clusterMapShared).
+__device__ __forceinline__ float clusterLoadF32(uint32_t addr) {
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n"
+               : "=f"(v)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
+__device__ __forceinline__ uint4 clusterLoad16(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
 }
 
 } // namespace strata::kernels

@@ -40,8 +40,7 @@ __device__ __forceinline__ void pdlLaunchDependents() {
 /// stream serialization attribute when dependentLaunchEnabled().
 template <typename... Params, typename... Args>
 cudaError_t launchDependent(void (*kernel)(Params...), dim3 grid, dim3 block,
-                            size_t smem, cudaStream_t stream,
-                            Args &&...args) {
+                            size_t smem, cudaStream_t stream, Args &&...args) {
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
@@ -52,6 +51,30 @@ cudaError_t launchDependent(void (*kernel)(Params...), dim3 grid, dim3 block,
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   config.attrs = attr;
   config.numAttrs = dependentLaunchEnabled() ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
+/// launchDependent for a grid of clusters of `clusterX` blocks along x
+/// (gridDim.x a multiple of it).
+template <typename... Params, typename... Args>
+cudaError_t launchDependentClusters(void (*kernel)(Params...), dim3 grid,
+                                    dim3 block, size_t smem,
+                                    cudaStream_t stream, unsigned clusterX,
+                                    Args &&...args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  cudaLaunchAttribute attr[2];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = clusterX;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[1].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attr;
+  config.numAttrs = dependentLaunchEnabled() ? 2 : 1;
   return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 

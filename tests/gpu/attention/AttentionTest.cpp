@@ -246,6 +246,40 @@ TEST_CASE("attention rows take tensor copies where the cache allows them",
   cudaFree(v);
 }
 
+namespace {
+/// Runs the enclosing scope with the cluster merge switched as given, and
+/// restores the default however the scope ends.
+struct ClusterMerge {
+  explicit ClusterMerge(bool on) { setAttentionClusterMergeEnabled(on); }
+  ~ClusterMerge() { setAttentionClusterMergeEnabled(true); }
+};
+} // namespace
+
+TEST_CASE("attention rows merge their splits in clusters or in a kernel",
+          "[attention][small]") {
+  // Up to 8 splits of a rows item merge inside the item's cluster; more,
+  // or the switch off, take the merge kernel. Which one ran is checked, so
+  // that a cluster launch the device refused cannot leave the cluster
+  // path untested.
+  for (bool on : {true, false}) {
+    ClusterMerge merge(on);
+    for (int splits : {2, 3, 5, 8, 12}) {
+      AttnCase c;
+      c.kind = splits % 2 ? AttentionKind::Tree : AttentionKind::Extend;
+      c.dtype = splits == 5 ? ActDType::F16 : ActDType::BF16;
+      c.headDim = splits == 3 ? 64 : 128;
+      c.numSplits = splits;
+      c.qLens = {40, 3, 64};
+      c.prefixLens = {1200, 9, 700};
+      c.graphReplay = splits == 3; // captured, then replayed
+      const uint64_t before = attentionClusterMergeLaunches();
+      runAttnCase(c, attnTestRng());
+      INFO(c.describe());
+      CHECK((attentionClusterMergeLaunches() > before) == (on && splits <= 8));
+    }
+  }
+}
+
 TEST_CASE("attention over pages without storage", "[attention][small]") {
   // Table entries of -1 and past the pool inside the sequences read as
   // zeros, in whole tiles (tensor copies or cp.async), in partial ones and
