@@ -79,8 +79,9 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
                            (65536 / NT) / 8 * 8 * NT,
                 "the register split fits the block's registers");
   // The dependency wait comes after the lengths, positions and block tables
-  // are read (step inputs that no kernel writes, Attention.h) and, for
-  // decode, after the first stages' copies of cached keys were issued.
+  // are read (step inputs that no kernel writes, Attention.h) and after the
+  // first stages' copies of cached keys were issued (decode; the rows'
+  // producer, below).
   using Ops = MmaOps<T>;
   constexpr int ROWS = 16 * WM;
   constexpr int SK = KW * WN; // keys per stage
@@ -285,8 +286,6 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   // tile (column halves of 128-byte swizzled rows).
   const uint32_t qBase = smemBase + NST * STAGE_BYTES;
   if constexpr (WG) {
-    pdlWait();
-    pdlLaunchDependents();
     if (tid == 0)
       for (int s = 0; s < NST; ++s) {
         mbarInit(fullBar + 8 * s, NTP);
@@ -302,7 +301,21 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       // the compute warpgroups, whose instruction stream is then the
       // products and the softmax alone.
       warpgroupSetMaxRegs<kProducerRegs, false>();
+      // Slots before the new tokens were written by earlier steps, not by
+      // the previous kernel (Attention.h): the stages that hold only such
+      // slots go out before the dependency wait and stream in under the
+      // previous kernel's tail, as decode's do; the wait comes before the
+      // first stage that reaches a new token's slot, and before Q.
+      bool waited = false;
+      auto waitOnce = [&] {
+        if (!waited) {
+          pdlWait();
+          pdlLaunchDependents();
+          waited = true;
+        }
+      };
       if constexpr (QS) {
+        waitOnce();
         // Q first, one row per producer thread: the compute warpgroups'
         // first products wait for it. Rows past the item are zero.
         static_assert(ROWS == NTP, "a producer thread per row of Q");
@@ -358,6 +371,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         for (int t = 0; t < nBulk; ++t) {
           const int st = t % NST;
           const int32_t tile0 = ks + t * SK;
+          if (tile0 + SK > prefix)
+            waitOnce();
           const int box = (tid & 31) * 4 + (tid >> 5);
           const int32_t sl = tile0 + box * p.bulkRows;
           const bool issuer = box * p.bulkRows < SK;
@@ -397,6 +412,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         for (int t = nBulk; t < nTiles; ++t) {
           const int st = t % NST;
           const int32_t t0 = ks + t * SK + keyInPass;
+          if (ks + (t + 1) * SK > prefix)
+            waitOnce();
           // With a power-of-two block size the first half of a thread's
           // keys are looked up before the wait for the stage, the rest at
           // their copies (under the first half's copies), and offsets are
@@ -477,8 +494,11 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       // committed to a group (the full barriers track them), so a
       // wait_group would not cover them; wait_all does.
       cpAsyncWaitAll();
+      waitOnce(); // no thread leaves before the wait (Pdl.cuh)
       return;
     }
+    pdlWait(); // before Q, which the previous kernel may write
+    pdlLaunchDependents();
     warpgroupSetMaxRegs<kComputeRegs, true>();
   } else {
     Lookup ahead[NST] = {};
