@@ -3,15 +3,19 @@
 // decode; AttentionMerge.cuh) and log2-sum-exp (Attention.h, Split-KV).
 //
 // Rows (wgmma configuration: 8 compute warps of 16 rows, a row owned by 4
-// lanes): O normalised in registers, staged in shared memory, and each
-// row handed to the copy engine (one bulk copy per row). Rows blocks had
+// lanes): O normalised in registers and stored from them, 16 bytes a
+// lane after the 4 lanes of each row exchange their column pairs; each
+// warp stores as soon as its own last product is done. Rows blocks had
 // used decode's loop below (per chunk: the row's m and l from shared
 // memory, the weights, the store, each waiting for the one before), which
 // took 4.3 us of a block's end (globaltimer marks, 64-token tree verify
-// over 8K). Staging and copying out in 16-byte chunks with plain stores
-// took 2.2 us (1.1-1.3 us of it issuing the stores), which made an 8K
-// prefill 3.5% faster and the tree 1.8 us; the bulk copies took another
-// 0.2 us off the tree and 0.2-0.5% off the prefill.
+// over 8K); then O staged in shared memory (after a barrier of both
+// warpgroups) and copied out in 16-byte chunks, 2.2 us, and by one bulk
+// copy per row, 0.2 us less. Stores from registers took the tree over 8K
+// to 23.7 from 24.0-24.2 us in a graph (27.7-27.8 from 28.1-28.3 with
+// events) and an 8K prefill to 912 from 916-917 us. Split items merged in
+// their cluster still stage O in shared memory (clusterMergeRows reads it
+// there).
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONEPILOGUE_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONEPILOGUE_CUH
 
@@ -26,8 +30,9 @@ namespace strata::kernels::attention_detail {
 
 /// o, mRow, lRow: the thread's accumulators (rows (lane >> 2) + 8 h of its
 /// warp; mRow scaled to base 2, lRow this lane's share of the row sum).
-/// smem: at least ROWS * (D + 8) * 2 bytes, free once every compute warp is
-/// done with the stages (the caller's barrier). validRows: rows of the
+/// smem (cluster only): ROWS * (kRowsStageStride + 1) words, free once
+/// every compute warp is done with the stages (the caller's barrier).
+/// validRows: rows of the
 /// block that belong to the item. partO (T) / partLse: the split's partial
 /// [ROWS][D] and [ROWS], or null for one split (O goes to p.out as T).
 /// cluster: the item's splits are the blocks of this block's cluster
@@ -40,55 +45,89 @@ rowsEpilogue(const AttnParams &p, const float (&o)[D / 8][4],
              unsigned char *smem, int warp, int lane, int ctid, int32_t row0,
              int validRows, int32_t qBegin, int kvHead, uint16_t *partO,
              float *partLse, bool cluster) {
-  static_assert(ROWS <= NTC, "a compute thread per row for the copy-out");
   using Ops = MmaOps<T>;
   const bool direct = partO == nullptr && !cluster;
   constexpr int OSTT = kRowsStageStride<D>;
   uint32_t *sT = reinterpret_cast<uint32_t *>(smem);
   float *sLse = reinterpret_cast<float *>(sT + ROWS * OSTT);
+  float inv[2];
+  int rows[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     float l = lRow[h];
     l += __shfl_xor_sync(0xffffffffu, l, 1);
     l += __shfl_xor_sync(0xffffffffu, l, 2);
-    const int r = warp * 16 + (lane >> 2) + 8 * h;
-    if (r >= validRows) // rows past the item are never written out
-      continue;
-    const float inv = l > 0.f ? 1.f / l : 0.f;
-    if (!direct && (lane & 3) == 0)
-      (cluster ? sLse : partLse)[r] = l > 0.f ? mRow[h] + log2f(l) : -INFINITY;
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
-      const int col = n * 8 + (lane & 3) * 2;
-      sT[r * OSTT + col / 2] =
-          Ops::pack(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
-    }
+    rows[h] = warp * 16 + (lane >> 2) + 8 * h;
+    inv[h] = l > 0.f ? 1.f / l : 0.f;
+    if (!direct && (lane & 3) == 0 && rows[h] < validRows)
+      (cluster ? sLse : partLse)[rows[h]] =
+          l > 0.f ? mRow[h] + log2f(l) : -INFINITY;
   }
   if (cluster) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (rows[h] >= validRows) // rows past the item are never read
+        continue;
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n)
+        sT[rows[h] * OSTT + n * 4 + (lane & 3)] =
+            Ops::pack(o[n][2 * h] * inv[h], o[n][2 * h + 1] * inv[h]);
+    }
     clusterMergeRows<T, D, ROWS, NTC>(p, smem, ctid, row0, validRows, qBegin,
                                       kvHead);
     return;
   }
-  // The staged rows were written through the generic proxy; the copy engine
-  // reads them through the async proxy.
-  fenceProxyAsyncShared();
-  namedBarSync(3, NTC);
-  if (ctid < validRows) {
-    const int r = ctid;
+  // Straight from registers: the 4 lanes of a row hold 2 columns of each
+  // 8-column tile; for each group of 4 tiles they transpose their packed
+  // pairs (two exchanges), after which lane q holds all 8 columns of tile
+  // 4 g + q and stores them as 16 bytes (a quad's stores are 64
+  // contiguous bytes of its row).
+  const int q = lane & 3;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = rows[h];
+    uint16_t *dst;
     if (direct) {
       const int32_t row = row0 + r, tok = row / p.group,
                     g = row - tok * p.group;
-      bulkCopyToGlobal(p.out + ((int64_t(qBegin) + tok) * p.numQHeads +
-                                kvHead * p.group + g) *
-                                   D,
-                       uint32_t(__cvta_generic_to_shared(sT + r * OSTT)),
-                       D * 2);
+      dst = p.out +
+            ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * p.group + g) * D;
     } else {
-      bulkCopyToGlobal(partO + r * D,
-                       uint32_t(__cvta_generic_to_shared(sT + r * OSTT)),
-                       D * 2);
+      dst = partO + r * D;
     }
-    bulkCommitAndWaitRead(); // the block's shared memory outlives the read
+#pragma unroll
+    for (int grp = 0; grp < D / 32; ++grp) {
+      uint32_t a[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        a[j] = Ops::pack(o[4 * grp + j][2 * h] * inv[h],
+                         o[4 * grp + j][2 * h + 1] * inv[h]);
+      // a[j] of lane q is element (q, j) of the quad's 4 x 4 matrix of
+      // pairs; lane q needs column q. Swap the off-diagonal 2 x 2 blocks
+      // (lanes q and q ^ 2), then within each block (q and q ^ 1).
+      const bool hi2 = q & 2, hi1 = q & 1;
+      uint32_t s0 = __shfl_xor_sync(0xffffffffu, hi2 ? a[0] : a[2], 2);
+      uint32_t s1 = __shfl_xor_sync(0xffffffffu, hi2 ? a[1] : a[3], 2);
+      if (hi2) {
+        a[0] = s0;
+        a[1] = s1;
+      } else {
+        a[2] = s0;
+        a[3] = s1;
+      }
+      s0 = __shfl_xor_sync(0xffffffffu, hi1 ? a[0] : a[1], 1);
+      s1 = __shfl_xor_sync(0xffffffffu, hi1 ? a[2] : a[3], 1);
+      if (hi1) {
+        a[0] = s0;
+        a[2] = s1;
+      } else {
+        a[1] = s0;
+        a[3] = s1;
+      }
+      if (r < validRows) // rows past the item are never written out
+        *reinterpret_cast<uint4 *>(dst + (4 * grp + q) * 8) =
+            make_uint4(a[0], a[1], a[2], a[3]);
+    }
   }
 }
 

@@ -879,12 +879,15 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     }
   }
   // From here on only compute threads remain (the producer has left); the
-  // stages become the epilogue's buffer once every warp is done with them.
+  // stages become the epilogue's buffer (decode, rows merged in a cluster)
+  // once every warp is done with them.
   cpAsyncWait<0>();
-  if constexpr (WG)
-    namedBarSync(3, NTC);
-  else
+  if constexpr (WG) {
+    if (clustered) // the end stages O in shared memory
+      namedBarSync(3, NTC);
+  } else {
     __syncthreads();
+  }
 
   const int64_t item =
       (b * p.numKvHeads + kvHead) * int64_t(p.rowTiles) + rowTile;

@@ -36,8 +36,8 @@ struct Config {
                     (wgmma ? 1024 : 0) +
                     (wgmma && kw == 128 ? size_t(rows()) * headDim * 2 : 0);
     // The blocks' ends reuse the stages (AttentionEpilogue.cuh): rows
-    // stage O as T and its log-sum-exps (kRowsStageStride), decode every
-    // warp's fp32 O and its m and l.
+    // merged in a cluster stage O as T and its log-sum-exps
+    // (kRowsStageStride), decode every warp's fp32 O and its m and l.
     size_t warps = size_t(wm) * wn;
     size_t epilogue =
         wgmma ? size_t(rows()) * (headDim / 2 + 4 + 1) * 4

@@ -2,11 +2,10 @@
 // that track a stage's copies (full: cp.async, bulk or tensor copies) and
 // its last readers (empty), the bulk and tensor global-to-shared copies
 // that complete on one, and the named barriers that make attention's two
-// consumer warpgroups take turns at the tensor cores, the bulk
-// shared-to-global copy of their epilogues, and the cluster barrier and
-// loads from another block's shared memory by which a cluster's blocks
-// combine their results. All addresses are shared-memory (cvta) addresses;
-// mbarrier objects are 8-byte aligned.
+// consumer warpgroups take turns at the tensor cores, and the cluster
+// barrier and loads from another block's shared memory by which a
+// cluster's blocks combine their results. All addresses are shared-memory
+// (cvta) addresses; mbarrier objects are 8-byte aligned.
 #ifndef STRATA_KERNELS_COMMON_BARRIERS_CUH
 #define STRATA_KERNELS_COMMON_BARRIERS_CUH
 
@@ -90,27 +89,6 @@ __device__ __forceinline__ void tensorCopyToShared4d(uint32_t dst,
                "[%6];\n" ::"r"(dst),
                "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
                : "memory");
-}
-
-/// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from
-/// shared memory to global memory on the copy engine, in this thread's
-/// current bulk group. The shared memory must have been written before a
-/// fence.proxy.async (the engine reads it through the async proxy).
-__device__ __forceinline__ void bulkCopyToGlobal(void *dst, uint32_t src,
-                                                 uint32_t bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group"
-               " [%0], [%1], %2;\n" ::"l"(dst),
-               "r"(src), "r"(bytes)
-               : "memory");
-}
-
-/// Closes this thread's bulk group, then returns once the engine has read
-/// the shared memory of all its groups (their writes may still be in
-/// flight; they are complete when the kernel is).
-__device__ __forceinline__ void bulkCommitAndWaitRead() {
-  asm volatile("cp.async.bulk.commit_group;\n"
-               "cp.async.bulk.wait_group.read 0;\n" ::
-                   : "memory");
 }
 
 /// Named barrier `id` (1..15; 0 is __syncthreads) over `threads` threads:
