@@ -123,15 +123,17 @@ mergeChunk(const AttnParams p, const P *allO, const float *allLse, int r, int d,
 template <typename T, int D, int ROWS>
 __global__ void __launch_bounds__(256)
     attentionMergeKernel(const AttnParams p, int blocksPerTile) {
-  pdlWait();
-  pdlLaunchDependents();
   const int rowTile = blockIdx.x / blocksPerTile;
   const int c = (blockIdx.x % blocksPerTile) * blockDim.x + threadIdx.x;
   const int kvHead = blockIdx.y;
   const int64_t b = blockIdx.z;
   const int G = p.group;
+  // The lengths are step inputs (Attention.h): read while the attention
+  // kernel runs, not after the wait.
   const int32_t qBegin = __ldg(p.cuQLens + b);
   const int32_t rowsTotal = (__ldg(p.cuQLens + b + 1) - qBegin) * G;
+  pdlWait();
+  pdlLaunchDependents();
   const int32_t row0 = rowTile * ROWS;
   const int r = c / (D / 4), d = (c % (D / 4)) * 4;
   if (r >= ROWS || row0 + r >= rowsTotal)
