@@ -16,10 +16,10 @@
 //         whose lengths stay within the maxQLen / maxKvLen it was built for.
 //         They, positions and block tables are step inputs no kernel may
 //         write: under a dependent launch (Pdl.cuh) they are read before
-//         the wait for the previous kernel. Decode also copies cached
-//         slots (those before the sequence's new tokens) before that wait:
-//         the kernel launched right before it may write the new tokens'
-//         slots (rope_kv_write does), never older ones.
+//         the wait for the previous kernel. Decode, extend and tree verify
+//         also copy cached slots (those before the sequence's new tokens)
+//         before that wait: the kernel launched right before it may write
+//         the new tokens' slots (rope_kv_write does), never older ones.
 //  - cache: paged ([numBlocks][numKvHeads, blockSize, headDim] pools with
 //         int32 block tables [batch, maxBlocksPerSeq]) or contiguous
 //         ([batch, 2, numKvHeads, capacity, headDim]); see RopeKvTypes.h.

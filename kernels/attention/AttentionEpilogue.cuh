@@ -32,9 +32,9 @@ namespace strata::kernels::attention_detail {
 /// warp; mRow scaled to base 2, lRow this lane's share of the row sum).
 /// smem (cluster only): ROWS * (kRowsStageStride + 1) words, free once
 /// every compute warp is done with the stages (the caller's barrier).
-/// validRows: rows of the
-/// block that belong to the item. partO (T) / partLse: the split's partial
-/// [ROWS][D] and [ROWS], or null for one split (O goes to p.out as T).
+/// validRows: rows of the block that belong to the item. partO (T) /
+/// partLse: the split's partial [ROWS][D] and [ROWS], or null for one
+/// split (O goes to p.out as T).
 /// cluster: the item's splits are the blocks of this block's cluster
 /// (p.clusterMerge); the partial stays in shared memory and the cluster
 /// merges it (clusterMergeRows).
