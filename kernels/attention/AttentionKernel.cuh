@@ -297,9 +297,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       mbarInitFence();
     __syncthreads();
     if (producer) {
-      // The producer warpgroup only issues copies: it gives registers to
-      // the compute warpgroups, whose instruction stream is then the
-      // products and the softmax alone.
+      // The producer warpgroup only issues copies: its registers go to the
+      // compute warpgroups.
       warpgroupSetMaxRegs<kProducerRegs, false>();
       // Slots before the new tokens were written by earlier steps, not by
       // the previous kernel (Attention.h): the stages that hold only such
@@ -346,24 +345,15 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         const uint16_t *kHead = kSrc + rowBase, *vHead = vSrc + rowBase;
         // Whole tiles go by tensor copies when the launcher encoded the
         // maps: one thread per box looks up the box's page, expects its
-        // bytes on the stage's barrier and issues its copies, which land
-        // in the stage's layout (the maps' 128-byte swizzle); the other
-        // threads only arrive. Box i goes to lane i / 4 of producer warp
-        // i % 4: a warp issues its copies one after another, and with the
-        // 32 boxes of a 128-key stage of 16-slot pages in one warp that
-        // warp had been what bounded the stage rate (8K prefill 1003
-        // against 903 us; the compute warpgroup whose turn came first
-        // waited about 450 of 3060 cycles a tile for copies). Elements outside
-        // a map (an invalid page: block id out of range) read as zeros, as in
-        // the cp.async path. A tile that ends past the range takes that
-        // path instead (slots beyond a sequence are not its own, and may
-        // hold anything), and so do paged tiles that start inside a box
-        // (after a window's start): since SK is a multiple of a box, the
-        // tiles by tensor copies are the first nBulk, and each path has a
-        // loop of its own. One loop with a test per tile was slower: a
-        // 100-token extend over 8K 46.2-46.3 against 44.9-45.0 us, 4 x
-        // 2048 tokens 374.5-375.3 against 361.0-364.1, the tree 26.7
-        // against 26.2 us in a graph.
+        // bytes on the stage's barrier and issues its copies (landing in
+        // the maps' 128-byte swizzle, the stage layout); the others only
+        // arrive. Box i goes to lane i / 4 of producer warp i % 4, so that
+        // no one warp's serial issue bounds the stage rate. An invalid page
+        // lies outside the map and reads as zeros. Tiles that end past the
+        // range (slots not the sequence's own) or start inside a box take
+        // the cp.async path: the tensor-copied tiles are the first nBulk,
+        // and each path has a loop of its own (one loop with a test per
+        // tile was slower; docs/kernels.md has the figures).
         int nBulk = 0;
         if (L != 2 && p.bulkRows > 0 &&
             (L == 0 || (ks & (p.bulkRows - 1)) == 0))
@@ -385,9 +375,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
           }
           // No wait for the first stage here (the cp.async path below
           // has one): tensor copies do not crowd the first tile's, and
-          // without it short splits ended sooner (a 100-token extend
-          // over 8K 46.3-46.4 against 46.8 us, the tree 26.9 against
-          // 27.0 us in a graph; the 8K prefill unchanged).
+          // short splits ended sooner without it.
           if (t >= NST)
             mbarWait(emptyBar + 8 * st, (t / NST - 1) & 1);
           const uint32_t bar = fullBar + 8 * st;
@@ -417,11 +405,9 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
           // With a power-of-two block size the first half of a thread's
           // keys are looked up before the wait for the stage, the rest at
           // their copies (under the first half's copies), and offsets are
-          // formed at the copies: all of them ahead took 3% longer at 8K
-          // tokens when they came after the wait, and spilled the
-          // producer's 24 registers of 128-key stages when kept before it.
-          // Other block sizes look up at the copies (their divisions need
-          // more registers).
+          // formed at the copies: all of them ahead were slower after the
+          // wait and spilled the 24-register producer before it. Other
+          // block sizes look up at the copies (divisions need registers).
           auto lookup = [&](int32_t sl) -> int32_t {
             const int32_t logical =
                 L == 1 ? sl >> p.blockShift : sl / p.blockSize;
@@ -436,9 +422,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
             blk[j] = L == 1 ? lookup(t0 + j * KEYS_PER_PASS) : -1;
           // A block's third stage goes out only once its first has
           // landed: the first tile (and Q) then shares the memory system
-          // with one more stage rather than all the others (8K causal
-          // prefill 2.4% faster; the tree verify and 4 x 2048 tokens
-          // unchanged).
+          // with one more stage rather than all the others.
           if (t == 2)
             mbarWait(fullBar, 0);
           if (t >= NST)

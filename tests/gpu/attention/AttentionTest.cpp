@@ -149,11 +149,21 @@ TEST_CASE("attention rows over more items than one wave of blocks",
 }
 
 namespace {
-/// Runs the enclosing scope with tensor copies switched as given, and
-/// restores the default however the scope ends.
-struct TensorCopies {
-  explicit TensorCopies(bool on) { setAttentionTensorCopiesEnabled(on); }
-  ~TensorCopies() { setAttentionTensorCopiesEnabled(true); }
+/// Runs the enclosing scope with a launcher switch (tensor copies, the
+/// cluster merge) set as given, and restores its default (on) however the
+/// scope ends.
+struct Switched {
+  void (*set)(bool);
+  Switched(void (*setter)(bool), bool on) : set(setter) { set(on); }
+  ~Switched() { set(true); }
+};
+struct TensorCopies : Switched {
+  explicit TensorCopies(bool on)
+      : Switched(setAttentionTensorCopiesEnabled, on) {}
+};
+struct ClusterMerge : Switched {
+  explicit ClusterMerge(bool on)
+      : Switched(setAttentionClusterMergeEnabled, on) {}
 };
 } // namespace
 
@@ -245,15 +255,6 @@ TEST_CASE("attention rows take tensor copies where the cache allows them",
   cudaFree(k);
   cudaFree(v);
 }
-
-namespace {
-/// Runs the enclosing scope with the cluster merge switched as given, and
-/// restores the default however the scope ends.
-struct ClusterMerge {
-  explicit ClusterMerge(bool on) { setAttentionClusterMergeEnabled(on); }
-  ~ClusterMerge() { setAttentionClusterMergeEnabled(true); }
-};
-} // namespace
 
 TEST_CASE("attention rows merge their splits in clusters or in a kernel",
           "[attention][small]") {
