@@ -52,6 +52,22 @@ void checkStatus(const Status &s) {
   }
 }
 
+std::string fixed(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+/// Case-name suffix for the split merges switched off.
+std::string mergeSuffix() {
+  const bool cluster = attentionClusterMergeEnabled(),
+             peers = attentionPeerMergeEnabled();
+  return cluster && peers ? ""
+         : cluster        ? " no-peer-merge"
+         : peers          ? " no-cluster-merge"
+                          : " merge-kernel";
+}
+
 void upload(int32_t *dst, const std::vector<int32_t> &src) {
   BENCH_CUDA(
       cudaMemcpy(dst, src.data(), src.size() * 4, cudaMemcpyHostToDevice));
@@ -167,8 +183,7 @@ double benchCached(const BenchOptions &o, BenchReport &report,
                   : kind == AttentionKind::Extend ? "extend"
                                                   : "paged_decode") +
       " bf16" + (graph ? " graph" : "") +
-      (attentionTensorCopiesEnabled() ? "" : " cp.async") +
-      (attentionClusterMergeEnabled() ? "" : " merge-kernel") +
+      (attentionTensorCopiesEnabled() ? "" : " cp.async") + mergeSuffix() +
       (numSplits ? " splits=" + std::to_string(numSplits) : std::string()) +
       (block != kBlock ? " pages=" + std::to_string(block) : std::string());
   if (!o.wants(name))
@@ -178,9 +193,12 @@ double benchCached(const BenchOptions &o, BenchReport &report,
   BENCH_CUDA(cudaStreamCreate(&stream));
   auto run = [&](int i) { checkStatus(launchKind(kind, s, i, stream)); };
   const uint64_t clusterLaunches = attentionClusterMergeLaunches();
-  double us = graph ? graphMedianUsPerCall(stream, std::max(s.sets, 20),
-                                           o.quick ? 5 : 50, run)
-                    : medianUs(stream, s.sets, o.quick ? 20 : 200, run);
+  const uint64_t peerLaunches = attentionPeerMergeLaunches();
+  double hostUs = 0;
+  double us = graph
+                  ? graphMedianUsPerCall(stream, std::max(s.sets, 20),
+                                         o.quick ? 5 : 50, run)
+                  : medianUs(stream, s.sets, o.quick ? 20 : 200, run, &hostUs);
   BENCH_CUDA(cudaStreamDestroy(stream));
   const double kvBytes = double(batch) * (context + qLen) * kHkv * kD * 2 * 2;
   const double qBytes = 2.0 * batch * qLen * kHq * kD * 2;
@@ -192,9 +210,12 @@ double benchCached(const BenchOptions &o, BenchReport &report,
       target +
       "; splits=" + std::to_string(attentionNumSplits(kind, s.dims, s.launch)) +
       (attentionClusterMergeLaunches() > clusterLaunches ? " in clusters"
+       : attentionPeerMergeLaunches() > peerLaunches     ? " by their blocks"
                                                          : "") +
-      "; " + (graph ? "graph replay" : "events, median") + "; " +
-      std::to_string(s.sets) + " cache sets rotated";
+      "; " +
+      (graph ? std::string("graph replay")
+             : "events, median; host " + fixed(hostUs, 1) + " us a launch") +
+      "; " + std::to_string(s.sets) + " cache sets rotated";
   report.add({name, shape, kvBytes + qBytes, us, "read", note});
   return us;
 }
@@ -304,9 +325,12 @@ int main(int argc, char **argv) {
   benchCached(options, report, AttentionKind::Extend, 1, 8192, 100, false,
               "tuning");
   setAttentionTensorCopiesEnabled(true);
-  // Split rows merged by the merge kernel instead of inside their
-  // clusters, for comparison.
+  // Split rows merged by their own blocks instead of inside their
+  // clusters, then by the merge kernel, for comparison.
   setAttentionClusterMergeEnabled(false);
+  benchCached(options, report, AttentionKind::Extend, 2, 8192, 100, false,
+              "tuning");
+  setAttentionPeerMergeEnabled(false);
   benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, false,
               "tuning");
   benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, true,
@@ -316,6 +340,7 @@ int main(int argc, char **argv) {
   benchCached(options, report, AttentionKind::Extend, 2, 8192, 100, false,
               "tuning");
   setAttentionClusterMergeEnabled(true);
+  setAttentionPeerMergeEnabled(true);
   int code = finishBench(report, options, device);
   if (decode8k > 0 && tree > 0)
     std::printf("\ntree verify (64 tokens) / decode (1 token) at 8K: %.2fx\n",

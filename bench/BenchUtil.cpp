@@ -1,6 +1,7 @@
 #include "bench/BenchUtil.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -76,17 +77,23 @@ double median(std::vector<float> v) {
 } // namespace
 
 double medianUs(cudaStream_t stream, int warmup, int iters,
-                const std::function<void(int)> &run) {
+                const std::function<void(int)> &run, double *hostUs) {
   for (int i = 0; i < warmup; ++i)
     run(i);
   std::vector<cudaEvent_t> events(2 * iters);
   for (auto &e : events)
     BENCH_CUDA(cudaEventCreate(&e));
+  const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < iters; ++i) {
     BENCH_CUDA(cudaEventRecord(events[2 * i], stream));
     run(warmup + i);
     BENCH_CUDA(cudaEventRecord(events[2 * i + 1], stream));
   }
+  if (hostUs)
+    *hostUs = std::chrono::duration<double, std::micro>(
+                  std::chrono::steady_clock::now() - start)
+                  .count() /
+              iters;
   BENCH_CUDA(cudaStreamSynchronize(stream));
   std::vector<float> ms(iters);
   for (int i = 0; i < iters; ++i)

@@ -57,8 +57,10 @@ private:
 /// Median time in microseconds of `run(i)` (which enqueues work on
 /// `stream`), each run bracketed by its own pair of events, after `warmup`
 /// untimed runs. `i` counts all runs, so callers can rotate input sets.
+/// hostUs (optional): the host's time per timed run to enqueue it with its
+/// events; where it nears the median, the host, not the GPU, sets the time.
 double medianUs(cudaStream_t stream, int warmup, int iters,
-                const std::function<void(int)> &run);
+                const std::function<void(int)> &run, double *hostUs = nullptr);
 
 /// Median time per call in microseconds of `perGraph` calls of `run(i)`
 /// captured into one CUDA graph and replayed `iters` times: launch gaps

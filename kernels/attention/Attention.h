@@ -44,8 +44,10 @@
 // of an item to finish (an atomic counter per item) merges them and resets
 // the counter. Prefill, extend and tree: the item's blocks, one cluster,
 // merge them through their shared memory (attentionClusterMergeEnabled);
-// else a second kernel, launched right after on the same stream, merges
-// them from the workspace. The split count is fixed at launch
+// else, where the GPU holds the whole grid at once, the item's blocks
+// merge them from the workspace once all have stored theirs
+// (attentionPeerMergeEnabled); else a second kernel, launched right after
+// on the same stream, does. The split count is fixed at launch
 // (the grid is sized for it); each block derives its key range from the kvLens
 // it reads, so shorter contexts leave trailing splits empty.
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTION_H
@@ -148,6 +150,24 @@ void setAttentionClusterMergeEnabled(bool enabled);
 /// Launches so far in this process whose splits were merged in clusters;
 /// tests check with it which merge a launch took.
 uint64_t attentionClusterMergeLaunches();
+
+/// Where clusters do not merge them, the splits of a rows item are merged
+/// by the item's own blocks through the workspace, each block waiting for
+/// its siblings' partials, when the GPU holds every block of the launch
+/// at once; otherwise, and with this switch off, by the merge kernel. On
+/// by default; for tests and benchmarks, as above.
+bool attentionPeerMergeEnabled();
+void setAttentionPeerMergeEnabled(bool enabled);
+/// Launches so far in this process whose splits were merged by their own
+/// blocks.
+uint64_t attentionPeerMergeLaunches();
+/// How long such a block waits for its siblings before it leaves its rows
+/// to the last of them to arrive (default 2 ms, at most 2^31 - 1 ns):
+/// where the GPU is shared with other work and a sibling cannot start, a
+/// slower merge rather than a wait without end. Tests shorten it to run
+/// that path.
+uint32_t attentionPeerWaitNs();
+void setAttentionPeerWaitNs(uint32_t ns);
 
 } // namespace strata::kernels
 

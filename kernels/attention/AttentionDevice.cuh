@@ -53,11 +53,15 @@ struct AttnParams {
   int32_t rowTiles;
   // Rows items: the splits of an item are one cluster of blocks (block x
   // = rowTile * numSplits + split) that merges them (clusterMergeRows);
-  // else x = rowTile + rowTiles * split and attentionMergeKernel merges.
+  // else x = rowTile + rowTiles * split, and the item's blocks merge them
+  // through the workspace once all have stored theirs (peerMerge;
+  // peerMergeRows), or attentionMergeKernel does.
   int32_t clusterMerge;
-  void *partO;       // [items, numSplits, rows, D]: T (rows), fp32 (decode)
-  float *partLse;    // [items, numSplits, rows]
-  int32_t *counters; // [items]
+  int32_t peerMerge;
+  int32_t peerWaitNs; // how long a peer waits for its siblings
+  void *partO;        // [items, numSplits, rows, D]: T (rows), fp32 (decode)
+  float *partLse;     // [items, numSplits, rows]
+  int32_t *counters;  // [items]
 };
 
 template <typename T> struct MmaOps;

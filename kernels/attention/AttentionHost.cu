@@ -155,9 +155,11 @@ WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &d,
 namespace {
 std::atomic<bool> tensorCopies{true};
 std::atomic<bool> clusterMerge{true};
+std::atomic<bool> peerMerge{true};
+std::atomic<uint32_t> peerWaitNs{2000000};
 } // namespace
 
-std::atomic<uint64_t> clusterMergeLaunches{0};
+std::atomic<uint64_t> clusterMergeLaunches{0}, peerMergeLaunches{0};
 
 int maxActiveClusters(const void *kernel, int threads, size_t smem,
                       int clusterX) {
@@ -261,6 +263,27 @@ void setAttentionClusterMergeEnabled(bool enabled) {
 
 uint64_t attentionClusterMergeLaunches() {
   return attention_detail::clusterMergeLaunches.load(std::memory_order_relaxed);
+}
+
+bool attentionPeerMergeEnabled() {
+  return attention_detail::peerMerge.load(std::memory_order_relaxed);
+}
+
+void setAttentionPeerMergeEnabled(bool enabled) {
+  attention_detail::peerMerge.store(enabled, std::memory_order_relaxed);
+}
+
+uint32_t attentionPeerWaitNs() {
+  return attention_detail::peerWaitNs.load(std::memory_order_relaxed);
+}
+
+void setAttentionPeerWaitNs(uint32_t ns) {
+  attention_detail::peerWaitNs.store(std::min<uint32_t>(ns, INT32_MAX),
+                                     std::memory_order_relaxed);
+}
+
+uint64_t attentionPeerMergeLaunches() {
+  return attention_detail::peerMergeLaunches.load(std::memory_order_relaxed);
 }
 
 int32_t attentionTensorCopyRows(AttentionKind kind, const AttentionDims &dims,

@@ -866,29 +866,29 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   // stages become the epilogue's buffer (decode, rows merged in a cluster)
   // once every warp is done with them.
   cpAsyncWait<0>();
-  if constexpr (WG) {
-    if (clustered) // the end stages O in shared memory
-      namedBarSync(3, NTC);
-  } else {
+  if (!WG)
     __syncthreads();
-  }
+  else if (clustered) // the end stages O in shared memory
+    namedBarSync(3, NTC);
 
   const int64_t item =
       (b * p.numKvHeads + kvHead) * int64_t(p.rowTiles) + rowTile;
-  const bool direct = p.numSplits == 1;
   using Partial = std::conditional_t<WG, uint16_t, float>;
-  const bool viaGlobal = !direct && !clustered;
+  const bool viaGlobal = p.numSplits > 1 && !clustered;
   Partial *partO = viaGlobal ? static_cast<Partial *>(p.partO) +
                                    (item * p.numSplits + split) * ROWS * D
                              : nullptr;
   float *partLse =
       viaGlobal ? p.partLse + (item * p.numSplits + split) * ROWS : nullptr;
   const int validRows = min(ROWS, rowsTotal - row0);
-  if constexpr (WG) // row items: merged in their cluster or by a kernel
+  if constexpr (WG) { // rows: merged in a cluster, by their blocks or a kernel
     rowsEpilogue<T, D, ROWS, NTC>(p, o, mRow, lRow, smem, warp, lane, ctid,
                                   row0, validRows, qBegin, kvHead, partO,
                                   partLse, clustered);
-  else
+    if (viaGlobal && p.peerMerge)
+      peerMergeRows<T, D, ROWS, NTC>(p, ctid, split, item, row0, validRows,
+                                     qBegin, kvHead, &sInfo[1]);
+  } else
     decodeEpilogue<T, D, WN, NTC>(p, o, mRow, lRow, rValid, smem, warp, lane,
                                   ctid, row0, validRows, qBegin, kvHead, item,
                                   partO, partLse, &sInfo[1]);

@@ -72,14 +72,15 @@ inline Config configFor(AttentionKind kind, int headDim, int64_t maxQLen) {
 constexpr int kMaxClusterSplits = 8;
 
 /// Clusters of `clusterX` blocks of `kernel` (`threads` threads, `smem`
-/// bytes of dynamic shared memory each) that the device holds at once;
-/// queried once per device, kernel and cluster size. 0 when the query
-/// fails.
+/// bytes of dynamic shared memory each) that the device holds at once
+/// (clusterX 1: blocks); queried once per device, kernel and cluster
+/// size. 0 when the query fails.
 int maxActiveClusters(const void *kernel, int threads, size_t smem,
                       int clusterX);
 /// Launches that merged their splits in clusters
-/// (attentionClusterMergeLaunches).
-extern std::atomic<uint64_t> clusterMergeLaunches;
+/// (attentionClusterMergeLaunches) or by their own blocks
+/// (attentionPeerMergeLaunches).
+extern std::atomic<uint64_t> clusterMergeLaunches, peerMergeLaunches;
 
 /// Entry checks common to every launcher (dims, pointers, alignment, the
 /// phase-specific operands). `name` prefixes the message.
@@ -160,26 +161,35 @@ Status launchConfig(const char *name, AttentionKind kind,
   // rows item is 128 rows, whose partials one block merging alone read for
   // longer than the splits took: its splits merge together, as one cluster
   // of blocks when every item's cluster fits on the GPU at once (a cluster
-  // takes its blocks' SMs from one GPC), else in a merge kernel spread
-  // over the GPU that follows (a dependent launch: it waits for this one).
-  if constexpr (WG)
+  // takes its blocks' SMs from one GPC); else by the item's blocks through
+  // the workspace, each waiting for its siblings' partials, where the
+  // device holds the whole grid at once (no waiting block then keeps a
+  // sibling from starting); else in a merge kernel spread over the GPU
+  // that follows (a dependent launch: it waits for this one).
+  dim3 grid(unsigned(ws.rowTiles * ws.splits), unsigned(dims.numKvHeads),
+            unsigned(dims.batch));
+  if constexpr (WG) {
+    const void *k = reinterpret_cast<const void *>(kernel);
     p.clusterMerge =
         ws.splits > 1 && ws.splits <= kMaxClusterSplits &&
         attentionClusterMergeEnabled() &&
-        ws.items <= maxActiveClusters(reinterpret_cast<const void *>(kernel),
-                                      cfg.threads(), smem, ws.splits);
-  dim3 grid(unsigned(ws.rowTiles * ws.splits), unsigned(dims.numKvHeads),
-            unsigned(dims.batch));
+        ws.items <= maxActiveClusters(k, cfg.threads(), smem, ws.splits);
+    p.peerMerge = ws.splits > 1 && !p.clusterMerge &&
+                  attentionPeerMergeEnabled() &&
+                  int64_t(grid.x) * grid.y * grid.z <=
+                      maxActiveClusters(k, cfg.threads(), smem, 1);
+  }
+  p.peerWaitNs = int32_t(attentionPeerWaitNs());
   STRATA_CUDA_RETURN_IF_ERROR(
-      p.clusterMerge
-          ? launchDependentClusters(kernel, grid, dim3(cfg.threads()), smem,
-                                    stream, unsigned(ws.splits), p)
-          : launchDependent(kernel, grid, dim3(cfg.threads()), smem, stream, p),
+      launchDependentClusters(kernel, grid, dim3(cfg.threads()), smem, stream,
+                              p.clusterMerge ? unsigned(ws.splits) : 1u, p),
       name);
   if (p.clusterMerge)
     clusterMergeLaunches.fetch_add(1, std::memory_order_relaxed);
+  if (p.peerMerge)
+    peerMergeLaunches.fetch_add(1, std::memory_order_relaxed);
   if constexpr (WG) {
-    if (ws.splits > 1 && !p.clusterMerge) {
+    if (ws.splits > 1 && !p.clusterMerge && !p.peerMerge) {
       constexpr int ROWS = 16 * WM, MT = 256;
       static_assert(ROWS * D / 4 % MT == 0, "whole merge blocks per tile");
       const int blocksPerTile = ROWS * D / 4 / MT;

@@ -2,8 +2,9 @@
 // per output chunk, the partial outputs of an item's splits weighted by
 // their log2-sum-exp. Decode merges in its last block (mergeChunk); row
 // items inside their cluster (clusterMergeRows) when the item's splits
-// are one cluster of blocks, else in a kernel of their own
-// (attentionMergeKernel).
+// are one cluster of blocks, else by their own blocks through the
+// workspace when the whole grid is resident (peerMergeRows), else in a
+// kernel of their own (attentionMergeKernel).
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONMERGE_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONMERGE_CUH
 
@@ -143,6 +144,159 @@ __global__ void __launch_bounds__(256)
   mergeChunk<T, D, ROWS>(
       p, static_cast<const uint16_t *>(p.partO) + item * p.numSplits * ROWS * D,
       p.partLse + item * p.numSplits * ROWS, r, d, row0 + r, qBegin, kvHead);
+}
+
+/// Rows [rBegin, rEnd) of a rows item merged over its splits' partials
+/// (T) in the workspace (peerMergeRows). A thread merges 16 bytes of a row
+/// at a time, two such chunks with all their loads in flight, over the
+/// splits MU at a time: one L2 round trip per MU splits and two chunks, as
+/// in mergeChunk, where one per 4-element chunk would be several in a row
+/// for the 128 / numSplits rows of a block.
+template <typename T, int D, int ROWS, int NTC>
+__device__ __forceinline__ void
+mergeRowRange(const AttnParams &p, const uint16_t *allO, const float *allLse,
+              int ctid, int rBegin, int rEnd, int32_t row0, int32_t qBegin,
+              int kvHead) {
+  using Ops = MmaOps<T>;
+  constexpr int CPR = D / 8, NC = 2, MU = 8;
+  const int S = p.numSplits, G = p.group;
+  const int n = max(0, rEnd - rBegin) * CPR;
+  for (int c0 = ctid; c0 < n; c0 += NC * NTC) {
+    int r[NC], ch[NC];
+    bool in[NC];
+    float M[NC], W[NC], acc[NC][8];
+#pragma unroll
+    for (int i = 0; i < NC; ++i) {
+      const int c = c0 + i * NTC;
+      in[i] = c < n;
+      r[i] = rBegin + (in[i] ? c / CPR : 0);
+      ch[i] = c % CPR;
+      M[i] = -INFINITY;
+      W[i] = 0.f;
+#pragma unroll
+      for (int e = 0; e < 8; ++e)
+        acc[i][e] = 0.f;
+    }
+    for (int s0 = 0; s0 < S; s0 += MU) {
+      float f[NC][MU];
+      uint4 x[NC][MU];
+#pragma unroll
+      for (int i = 0; i < NC; ++i)
+#pragma unroll
+        for (int u = 0; u < MU; ++u) {
+          const bool ld = in[i] && s0 + u < S;
+          const int64_t at = int64_t(s0 + u) * ROWS + r[i];
+          f[i][u] = ld ? __ldcg(allLse + at) : -INFINITY;
+          x[i][u] = ld ? __ldcg(reinterpret_cast<const uint4 *>(allO + at * D +
+                                                                ch[i] * 8))
+                       : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+      for (int i = 0; i < NC; ++i) {
+        float mGroup = M[i];
+#pragma unroll
+        for (int u = 0; u < MU; ++u)
+          mGroup = fmaxf(mGroup, f[i][u]);
+        if (mGroup > M[i]) { // M = -inf: the sums are still zero
+          const float scale = exp2f(M[i] - mGroup);
+          W[i] *= scale;
+#pragma unroll
+          for (int e = 0; e < 8; ++e)
+            acc[i][e] *= scale;
+          M[i] = mGroup;
+        }
+        const float base = M[i] == -INFINITY ? 0.f : M[i];
+#pragma unroll
+        for (int u = 0; u < MU; ++u) {
+          // An empty split (log-sum-exp -inf) weighs 0 and adds nothing.
+          const float w = exp2f(f[i][u] - base);
+          W[i] += w;
+          const uint32_t words[4] = {x[i][u].x, x[i][u].y, x[i][u].z,
+                                     x[i][u].w};
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float2 v = Ops::unpack(words[e]);
+            acc[i][2 * e] += v.x * w;
+            acc[i][2 * e + 1] += v.y * w;
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < NC; ++i) {
+      if (!in[i])
+        continue;
+      const float inv = W[i] > 0.f ? 1.f / W[i] : 0.f;
+      const int32_t row = row0 + r[i], tok = row / G, g = row - tok * G;
+      uint4 out;
+      out.x = Ops::pack(acc[i][0] * inv, acc[i][1] * inv);
+      out.y = Ops::pack(acc[i][2] * inv, acc[i][3] * inv);
+      out.z = Ops::pack(acc[i][4] * inv, acc[i][5] * inv);
+      out.w = Ops::pack(acc[i][6] * inv, acc[i][7] * inv);
+      *reinterpret_cast<uint4 *>(
+          p.out + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D +
+          ch[i] * 8) = out;
+    }
+  }
+}
+
+/// Split-KV merge by the item's own blocks, through the workspace: each
+/// block has stored its partial (T) and log2-sum-exps (rowsEpilogue) and
+/// arrives on the item's counter; the blocks wait for each other, then
+/// each merges rows [split * per, (split + 1) * per) of the item over all
+/// splits. Against the merge kernel: no second launch and no wait for the
+/// whole grid, an item is merged as soon as its own splits are done. The
+/// launcher takes this path only where the device holds the whole grid at
+/// once; should a sibling still not start (the GPU shared with other
+/// work), a block gives up after p.peerWaitNs and the last split to
+/// arrive merges every row: a slower merge instead of a wait without end.
+/// Resident siblings arrive within a split's running time.
+///
+/// The counter (int32, zero between launches): arrivals in bits 0-15,
+/// departures in bits 16-29, bit 30 set by a block that gave up. A block
+/// that gives up finds, in the value its flag replaced, whether every
+/// split had arrived after all (then it merges its rows: the last arrival
+/// did not see the flag); otherwise the last arrival sees the flag and
+/// merges them all. Rows merged twice get the same values. Each block
+/// departs once it has last read the counter; the last to depart resets
+/// it for the next launch (graph replay). `flag`: a shared word.
+template <typename T, int D, int ROWS, int NTC>
+__device__ __forceinline__ void
+peerMergeRows(const AttnParams &p, int ctid, int split, int64_t item,
+              int32_t row0, int validRows, int32_t qBegin, int kvHead,
+              int32_t *flag) {
+  constexpr int32_t kArrivals = 0xffff, kDepart = 1 << 16, kGaveUp = 1 << 30;
+  const int S = p.numSplits;
+  int32_t *counter = p.counters + item;
+  namedBarSync(3, NTC); // every compute thread's stores precede the add
+  if (ctid == 0) {
+    // 0: merge nothing, 1: this block's rows, 2: every row
+    int32_t merge = 1;
+    const int32_t old = atomicAddAcqRel(counter, 1);
+    if ((old & kArrivals) == S - 1) {
+      merge = old & kGaveUp ? 2 : 1;
+    } else {
+      const uint64_t start = globalTimerNs();
+      while ((loadAcquire(counter) & kArrivals) < S) {
+        if (globalTimerNs() - start > uint64_t(p.peerWaitNs)) {
+          merge = (atomicOrAcqRel(counter, kGaveUp) & kArrivals) == S ? 1 : 0;
+          break;
+        }
+      }
+    }
+    *flag = merge;
+    if ((atomicAdd(counter, kDepart) >> 16 & 0x3fff) == S - 1)
+      atomicExch(counter, 0);
+  }
+  namedBarSync(3, NTC); // the other splits' partials are visible
+  const int merge = *flag;
+  const int per = (ROWS + S - 1) / S;
+  const int rBegin = merge == 2 ? 0 : split * per;
+  const int rEnd =
+      merge == 0 ? rBegin : min(merge == 2 ? ROWS : rBegin + per, validRows);
+  mergeRowRange<T, D, ROWS, NTC>(
+      p, static_cast<const uint16_t *>(p.partO) + item * S * ROWS * D,
+      p.partLse + item * S * ROWS, ctid, rBegin, rEnd, row0, qBegin, kvHead);
 }
 
 /// Row stride, in 4-byte words (T pairs), of the O tile a rows block

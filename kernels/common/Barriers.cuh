@@ -100,6 +100,43 @@ __device__ __forceinline__ void namedBarArrive(uint32_t id, uint32_t threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+/// A counter in global memory shared by blocks of one grid: the atomics
+/// release at GPU scope what the calling thread wrote, and what a block
+/// barrier ordered before them, and acquire what earlier releases of the
+/// counter released; so does the load.
+__device__ __forceinline__ int32_t atomicAddAcqRel(int32_t *counter,
+                                                   int32_t v) {
+  int32_t old;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;\n"
+               : "=r"(old)
+               : "l"(counter), "r"(v)
+               : "memory");
+  return old;
+}
+__device__ __forceinline__ int32_t atomicOrAcqRel(int32_t *counter, int32_t v) {
+  int32_t old;
+  asm volatile("atom.acq_rel.gpu.global.or.b32 %0, [%1], %2;\n"
+               : "=r"(old)
+               : "l"(counter), "r"(v)
+               : "memory");
+  return old;
+}
+__device__ __forceinline__ int32_t loadAcquire(const int32_t *counter) {
+  int32_t v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n"
+               : "=r"(v)
+               : "l"(counter)
+               : "memory");
+  return v;
+}
+
+/// The GPU's global timer, in nanoseconds.
+__device__ __forceinline__ uint64_t globalTimerNs() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+  return t;
+}
+
 /// The cluster barrier, split: every non-exited thread of the cluster
 /// arrives (releasing its earlier writes), and wait returns once they all
 /// have (acquiring theirs). Threads that have exited are not waited for.

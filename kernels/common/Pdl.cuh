@@ -36,26 +36,10 @@ __device__ __forceinline__ void pdlLaunchDependents() {
 #endif
 }
 
-/// kernel<<<grid, block, smem, stream>>>(args...), with the programmatic
-/// stream serialization attribute when dependentLaunchEnabled().
-template <typename... Params, typename... Args>
-cudaError_t launchDependent(void (*kernel)(Params...), dim3 grid, dim3 block,
-                            size_t smem, cudaStream_t stream, Args &&...args) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attr;
-  config.numAttrs = dependentLaunchEnabled() ? 1 : 0;
-  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
-}
-
-/// launchDependent for a grid of clusters of `clusterX` blocks along x
-/// (gridDim.x a multiple of it).
+/// kernel<<<grid, block, smem, stream>>>(args...) in clusters of
+/// `clusterX` blocks along x (gridDim.x a multiple of it; 1: no clusters),
+/// with the programmatic stream serialization attribute when
+/// dependentLaunchEnabled().
 template <typename... Params, typename... Args>
 cudaError_t launchDependentClusters(void (*kernel)(Params...), dim3 grid,
                                     dim3 block, size_t smem,
@@ -67,15 +51,30 @@ cudaError_t launchDependentClusters(void (*kernel)(Params...), dim3 grid,
   config.dynamicSmemBytes = smem;
   config.stream = stream;
   cudaLaunchAttribute attr[2];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = clusterX;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[1].val.programmaticStreamSerializationAllowed = 1;
+  unsigned n = 0;
+  if (clusterX > 1) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = clusterX;
+    attr[n].val.clusterDim.y = 1;
+    attr[n].val.clusterDim.z = 1;
+    ++n;
+  }
+  if (dependentLaunchEnabled()) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
   config.attrs = attr;
-  config.numAttrs = dependentLaunchEnabled() ? 2 : 1;
+  config.numAttrs = n;
   return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
+/// launchDependentClusters without clusters.
+template <typename... Params, typename... Args>
+cudaError_t launchDependent(void (*kernel)(Params...), dim3 grid, dim3 block,
+                            size_t smem, cudaStream_t stream, Args &&...args) {
+  return launchDependentClusters(kernel, grid, block, smem, stream, 1u,
+                                 std::forward<Args>(args)...);
 }
 
 } // namespace strata::kernels

@@ -165,7 +165,8 @@ std::string AttnCase::describe() const {
      << " window=" << window << " splits=" << numSplits
      << (graphReplay ? " graph" : "") << (holes ? " holes" : "")
      << (attentionTensorCopiesEnabled() ? "" : " cp.async")
-     << (attentionClusterMergeEnabled() ? "" : " merge-kernel")
+     << (attentionClusterMergeEnabled() ? "" : " no-cluster-merge")
+     << (attentionPeerMergeEnabled() ? "" : " no-peer-merge")
      << (maxQLenBound ? " maxQLen=" + std::to_string(maxQLenBound) : "")
      << " q=[";
   for (size_t i = 0; i < qLens.size(); ++i)

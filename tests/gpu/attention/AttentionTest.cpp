@@ -165,6 +165,9 @@ struct ClusterMerge : Switched {
   explicit ClusterMerge(bool on)
       : Switched(setAttentionClusterMergeEnabled, on) {}
 };
+struct PeerMerge : Switched {
+  explicit PeerMerge(bool on) : Switched(setAttentionPeerMergeEnabled, on) {}
+};
 } // namespace
 
 TEST_CASE("attention rows with whole tiles copied by cp.async",
@@ -256,28 +259,74 @@ TEST_CASE("attention rows take tensor copies where the cache allows them",
   cudaFree(v);
 }
 
-TEST_CASE("attention rows merge their splits in clusters or in a kernel",
+TEST_CASE("attention rows merge their splits in clusters, by their blocks "
+          "or in a kernel",
           "[attention][small]") {
-  // Up to 8 splits of a rows item merge inside the item's cluster; more,
-  // or the switch off, take the merge kernel. Which one ran is checked, so
-  // that a cluster launch the device refused cannot leave the cluster
-  // path untested.
-  for (bool on : {true, false}) {
-    ClusterMerge merge(on);
-    for (int splits : {2, 3, 5, 8, 12}) {
-      AttnCase c;
-      c.kind = splits % 2 ? AttentionKind::Tree : AttentionKind::Extend;
-      c.dtype = splits == 5 ? ActDType::F16 : ActDType::BF16;
-      c.headDim = splits == 3 ? 64 : 128;
-      c.numSplits = splits;
-      c.qLens = {40, 3, 64};
-      c.prefixLens = {1200, 9, 700};
-      c.graphReplay = splits == 3; // captured, then replayed
-      const uint64_t before = attentionClusterMergeLaunches();
-      runAttnCase(c, attnTestRng());
-      INFO(c.describe());
-      CHECK((attentionClusterMergeLaunches() > before) == (on && splits <= 8));
+  // Up to 8 splits of a rows item merge inside the item's cluster; else
+  // the item's blocks merge them when the GPU holds the whole grid (one
+  // block per SM); else, or with both switches off, the merge kernel does.
+  // Which one ran is checked, so that a path the device refused cannot
+  // be left untested.
+  int device = 0, sms = 0;
+  REQUIRE(cudaGetDevice(&device) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                 device) == cudaSuccess);
+  for (bool cluster : {true, false})
+    for (bool peers : {true, false}) {
+      ClusterMerge clusterMerge(cluster);
+      PeerMerge peerMerge(peers);
+      for (int splits : {2, 3, 5, 8, 12, 16}) {
+        AttnCase c;
+        c.kind = splits % 2 ? AttentionKind::Tree : AttentionKind::Extend;
+        c.dtype = splits == 5 ? ActDType::F16 : ActDType::BF16;
+        c.headDim = splits == 3 ? 64 : 128;
+        c.numSplits = splits;
+        // 12 splits: 144 blocks, more than an H200 holds; 16: 128.
+        c.qLens = {40, 3, 64};
+        c.prefixLens = {1200, 9, 700};
+        if (splits == 16) {
+          c.qLens.pop_back();
+          c.prefixLens.pop_back();
+        }
+        c.graphReplay = splits == 3; // captured, then replayed
+        // 2 row tiles: 64 (or 40) tokens of 4 heads, 128 rows a tile
+        const int64_t blocks = 2 * splits * c.numKvHeads * c.qLens.size();
+        const bool inClusters = cluster && splits <= 8;
+        const bool byPeers = !inClusters && peers && blocks <= sms;
+        const uint64_t clustered = attentionClusterMergeLaunches();
+        const uint64_t merged = attentionPeerMergeLaunches();
+        runAttnCase(c, attnTestRng());
+        INFO(c.describe() << ", " << blocks << " blocks on " << sms << " SMs");
+        CHECK((attentionClusterMergeLaunches() > clustered) == inClusters);
+        CHECK((attentionPeerMergeLaunches() > merged) == byPeers);
+      }
     }
+}
+
+TEST_CASE("attention rows whose merging blocks give up waiting",
+          "[attention][small]") {
+  // With no time to wait, a block merging with its peers leaves its rows to
+  // the last split to arrive whenever a sibling is not there yet: every
+  // mix of blocks that wait, give up and merge everything must still give
+  // the reference's output, and leave the counters at zero for the replay
+  // of a captured launch.
+  struct NoWait {
+    uint32_t before = attentionPeerWaitNs();
+    NoWait() { setAttentionPeerWaitNs(0); }
+    ~NoWait() { setAttentionPeerWaitNs(before); }
+  } noWait;
+  ClusterMerge clusters(false);
+  for (int splits : {2, 3, 8, 16}) {
+    AttnCase c;
+    c.kind = splits == 3 ? AttentionKind::Tree : AttentionKind::Extend;
+    c.numSplits = splits;
+    c.qLens = {40, 3};
+    c.prefixLens = {1200, 700};
+    c.graphReplay = splits != 2;
+    const uint64_t merged = attentionPeerMergeLaunches();
+    runAttnCase(c, attnTestRng());
+    INFO(c.describe());
+    CHECK(attentionPeerMergeLaunches() > merged);
   }
 }
 
