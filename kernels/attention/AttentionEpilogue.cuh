@@ -222,11 +222,7 @@ decodeEpilogue(const AttnParams &p, const float (&o)[D / 8][4],
   // add took two (b=1 8K 13.8 against 14.5 us in a graph).
   __syncthreads();
   if (tid == 0) {
-    int32_t done;
-    asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n"
-                 : "=r"(done)
-                 : "l"(p.counters + item)
-                 : "memory");
+    const int32_t done = atomicAddAcqRel(p.counters + item, 1);
     *lastFlag = done == p.numSplits - 1;
     if (*lastFlag)
       p.counters[item] = 0; // ready for the next launch (graph replay)

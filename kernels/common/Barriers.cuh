@@ -103,7 +103,7 @@ __device__ __forceinline__ void namedBarArrive(uint32_t id, uint32_t threads) {
 /// A counter in global memory shared by blocks of one grid: the atomics
 /// release at GPU scope what the calling thread wrote, and what a block
 /// barrier ordered before them, and acquire what earlier releases of the
-/// counter released; so does the load.
+/// counter released; the load only acquires.
 __device__ __forceinline__ int32_t atomicAddAcqRel(int32_t *counter,
                                                    int32_t v) {
   int32_t old;
