@@ -146,6 +146,33 @@ __global__ void __launch_bounds__(256)
       p.partLse + item * p.numSplits * ROWS, r, d, row0 + r, qBegin, kvHead);
 }
 
+/// acc += w * the 8 elements of T in x (16 bytes of a partial row).
+template <typename T>
+__device__ __forceinline__ void addWeighted8(float (&acc)[8], uint4 x,
+                                             float w) {
+  const uint32_t words[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const float2 v = MmaOps<T>::unpack(words[e]);
+    acc[2 * e] += v.x * w;
+    acc[2 * e + 1] += v.y * w;
+  }
+}
+
+/// The 8 sums divided by their total weight W (0 for none), as T: 16
+/// bytes of an output row.
+template <typename T>
+__device__ __forceinline__ uint4 packMerged8(const float (&acc)[8], float W) {
+  using Ops = MmaOps<T>;
+  const float inv = W > 0.f ? 1.f / W : 0.f;
+  uint4 out;
+  out.x = Ops::pack(acc[0] * inv, acc[1] * inv);
+  out.y = Ops::pack(acc[2] * inv, acc[3] * inv);
+  out.z = Ops::pack(acc[4] * inv, acc[5] * inv);
+  out.w = Ops::pack(acc[6] * inv, acc[7] * inv);
+  return out;
+}
+
 /// Rows [rBegin, rEnd) of a rows item merged over its splits' partials
 /// (T) in the workspace (peerMergeRows). A thread merges 16 bytes of a row
 /// at a time, two such chunks with all their loads in flight, over the
@@ -157,7 +184,6 @@ __device__ __forceinline__ void
 mergeRowRange(const AttnParams &p, const uint16_t *allO, const float *allLse,
               int ctid, int rBegin, int rEnd, int32_t row0, int32_t qBegin,
               int kvHead) {
-  using Ops = MmaOps<T>;
   constexpr int CPR = D / 8, NC = 2, MU = 8;
   const int S = p.numSplits, G = p.group;
   const int n = max(0, rEnd - rBegin) * CPR;
@@ -211,14 +237,7 @@ mergeRowRange(const AttnParams &p, const uint16_t *allO, const float *allLse,
           // An empty split (log-sum-exp -inf) weighs 0 and adds nothing.
           const float w = exp2f(f[i][u] - base);
           W[i] += w;
-          const uint32_t words[4] = {x[i][u].x, x[i][u].y, x[i][u].z,
-                                     x[i][u].w};
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const float2 v = Ops::unpack(words[e]);
-            acc[i][2 * e] += v.x * w;
-            acc[i][2 * e + 1] += v.y * w;
-          }
+          addWeighted8<T>(acc[i], x[i][u], w);
         }
       }
     }
@@ -226,16 +245,10 @@ mergeRowRange(const AttnParams &p, const uint16_t *allO, const float *allLse,
     for (int i = 0; i < NC; ++i) {
       if (!in[i])
         continue;
-      const float inv = W[i] > 0.f ? 1.f / W[i] : 0.f;
       const int32_t row = row0 + r[i], tok = row / G, g = row - tok * G;
-      uint4 out;
-      out.x = Ops::pack(acc[i][0] * inv, acc[i][1] * inv);
-      out.y = Ops::pack(acc[i][2] * inv, acc[i][3] * inv);
-      out.z = Ops::pack(acc[i][4] * inv, acc[i][5] * inv);
-      out.w = Ops::pack(acc[i][6] * inv, acc[i][7] * inv);
       *reinterpret_cast<uint4 *>(
           p.out + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D +
-          ch[i] * 8) = out;
+          ch[i] * 8) = packMerged8<T>(acc[i], W[i]);
     }
   }
 }
@@ -319,7 +332,6 @@ template <typename T, int D, int ROWS, int NTC>
 __device__ __forceinline__ void
 clusterMergeRows(const AttnParams &p, unsigned char *smem, int ctid,
                  int32_t row0, int validRows, int32_t qBegin, int kvHead) {
-  using Ops = MmaOps<T>;
   constexpr int MAXS = 8, OSTT = kRowsStageStride<D>, CPR = D / 8;
   const int S = p.numSplits, G = p.group;
   const uint32_t local = uint32_t(__cvta_generic_to_shared(smem));
@@ -354,24 +366,12 @@ clusterMergeRows(const AttnParams &p, unsigned char *smem, int ctid,
       // An empty split (log-sum-exp -inf) weighs 0.
       const float w = exp2f(f[u] - base);
       W += w;
-      const uint32_t words[4] = {x[u].x, x[u].y, x[u].z, x[u].w};
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float2 v = Ops::unpack(words[e]);
-        acc[2 * e] += v.x * w;
-        acc[2 * e + 1] += v.y * w;
-      }
+      addWeighted8<T>(acc, x[u], w);
     }
-    const float inv = W > 0.f ? 1.f / W : 0.f;
     const int32_t row = row0 + r, tok = row / G, g = row - tok * G;
-    uint4 out;
-    out.x = Ops::pack(acc[0] * inv, acc[1] * inv);
-    out.y = Ops::pack(acc[2] * inv, acc[3] * inv);
-    out.z = Ops::pack(acc[4] * inv, acc[5] * inv);
-    out.w = Ops::pack(acc[6] * inv, acc[7] * inv);
     *reinterpret_cast<uint4 *>(
         p.out + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D +
-        ch * 8) = out;
+        ch * 8) = packMerged8<T>(acc, W);
   }
   // This block's reads of the others' shared memory are done (their values
   // were used above); none leaves before every block's are.
