@@ -10,8 +10,10 @@
 // causal counted as the lower triangle) against ~790 TFLOP/s and against
 // PyTorch SDPA's ~610 TFLOP/s on the same shape. Rows named "cp.async"
 // repeat a prefill, a tree and an extend with tensor copies switched off
-// (Attention.h), for comparison.
+// (Attention.h), for comparison. Rows named "floor" come first: an empty
+// kernel and a plain read of the decode targets' bytes (BenchFloor.cu).
 #include "bench/BenchFill.cuh"
+#include "bench/BenchFloor.h"
 #include "bench/BenchUtil.h"
 #include "kernels/attention/Attention.h"
 
@@ -172,6 +174,14 @@ Status launchKind(AttentionKind kind, const Setup &s, int set,
   return Status::error("kind");
 }
 
+/// Bytes a decode, tree or extend case must move: every visible K and V
+/// row read once, q read and out written once.
+double cachedBytes(int batch, int context, int qLen) {
+  const double kvBytes = double(batch) * (context + qLen) * kHkv * kD * 2 * 2;
+  const double qBytes = 2.0 * batch * qLen * kHq * kD * 2;
+  return kvBytes + qBytes;
+}
+
 /// Decode, a tree or an extend of qLen tokens over `context` cached tokens.
 double benchCached(const BenchOptions &o, BenchReport &report,
                    AttentionKind kind, int batch, int context, int qLen,
@@ -200,8 +210,6 @@ double benchCached(const BenchOptions &o, BenchReport &report,
                                          o.quick ? 5 : 50, run)
                   : medianUs(stream, s.sets, o.quick ? 20 : 200, run, &hostUs);
   BENCH_CUDA(cudaStreamDestroy(stream));
-  const double kvBytes = double(batch) * (context + qLen) * kHkv * kD * 2 * 2;
-  const double qBytes = 2.0 * batch * qLen * kHq * kD * 2;
   char shape[160];
   std::snprintf(shape, sizeof(shape),
                 "b=%d ctx=%d q=%d Hq=%d Hkv=%d d=%d bs=%d", batch, context,
@@ -216,7 +224,8 @@ double benchCached(const BenchOptions &o, BenchReport &report,
       (graph ? std::string("graph replay")
              : "events, median; host " + fixed(hostUs, 1) + " us a launch") +
       "; " + std::to_string(s.sets) + " cache sets rotated";
-  report.add({name, shape, kvBytes + qBytes, us, "read", note});
+  report.add(
+      {name, shape, cachedBytes(batch, context, qLen), us, "read", note});
   return us;
 }
 
@@ -260,6 +269,15 @@ int main(int argc, char **argv) {
     return code;
 
   BenchReport report;
+  // What one launch of nothing, and one that only streams the decode
+  // targets' bytes, take on this device as found: the floor of the
+  // event-timed targets.
+  addLaunchFloorRows(
+      options, report,
+      {{cachedBytes(1, 8192, 1), "decode b=1 ctx=8192", "decode b=1 8K"},
+       {cachedBytes(1, 32768, 1), "decode b=1 ctx=32768", "decode b=1 32K"},
+       {cachedBytes(16, 4096, 1), "decode b=16 ctx=4096", "decode b=16 4K"},
+       {cachedBytes(16, 8192, 1), "decode b=16 ctx=8192", "decode b=16 8K"}});
   const AttentionKind dec = AttentionKind::Decode;
   double decode8k =
       benchCached(options, report, dec, 1, 8192, 1, false, "target <= 14 us");
