@@ -9,6 +9,7 @@
 #include "kernels/attention/AttentionKernel.cuh"
 #include "kernels/common/CudaCheck.h"
 #include "kernels/common/Pdl.cuh"
+#include "kernels/common/SmemLimit.h"
 
 #include <algorithm>
 #include <atomic>
@@ -153,10 +154,7 @@ Status launchConfig(const char *name, AttentionKind kind,
     setTileMaps(p, dims, t.cache, KW * WN);
   const size_t smem = cfg.smemBytes(D);
   auto kernel = attentionKernel<T, D, WM, WN, KW, NST, MINB, WG, TPR>;
-  STRATA_CUDA_RETURN_IF_ERROR(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           int(smem)),
-      name);
+  STRATA_CUDA_RETURN_IF_ERROR(ensureDynamicSmem(kernel, int(smem)), name);
   // Split-KV: decode items are a few rows, merged by their last block. A
   // rows item is 128 rows, whose partials one block merging alone read for
   // longer than the splits took: its splits merge together, as one cluster

@@ -44,6 +44,7 @@
 #include "kernels/common/DeviceLimits.h"
 #include "kernels/common/MmaSync.cuh"
 #include "kernels/common/Pdl.cuh"
+#include "kernels/common/SmemLimit.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -229,12 +230,9 @@ template <typename T, int kRowTiles, int kStages>
 Status launchRing(const GemvParams &p, unsigned blocks, size_t smem,
                   cudaStream_t stream) {
   auto kernel = gemvKernel<T, kRowTiles, kStages>;
-  // Raising the dynamic shared memory limit is a per-function setting, not
-  // a stream operation; done on every call it stays legal under capture.
-  STRATA_CUDA_RETURN_IF_ERROR(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           int(smem)),
-      "gemm(gemv): shared memory limit");
+  // A per-function setting, not a stream operation: legal under capture.
+  STRATA_CUDA_RETURN_IF_ERROR(ensureDynamicSmem(kernel, int(smem)),
+                              "gemm(gemv): shared memory limit");
   return cudaStatus(
       launchDependent(kernel, dim3(blocks), dim3(kThreads), smem, stream, p),
       "gemm(gemv) launch");

@@ -18,6 +18,7 @@
 // w*HD/4 .. (w+1)*HD/4-1; the causal mask lets warp w skip score tiles past
 // its rows.
 #include "kernels/common/CudaCheck.h"
+#include "kernels/common/SmemLimit.h"
 #include "kernels/linear_attention/LightningAttention.h"
 #include "kernels/linear_attention/LightningDevice.cuh"
 
@@ -350,8 +351,7 @@ Status launchPrefill(const LightningDims &d, const LightningTensors &t,
   using Smem = PrefillSmem<HD, DV>;
   auto kernel = lightningPrefillKernel<T, HD, DV>;
   STRATA_CUDA_RETURN_IF_ERROR(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(Smem::kBytes)),
+      ensureDynamicSmem(kernel, static_cast<int>(Smem::kBytes)),
       "lightning_prefill: raising the shared memory limit");
   int64_t blocks = d.batch * d.numHeads * (HD / DV);
   if (blocks > 0x7fffffffLL)

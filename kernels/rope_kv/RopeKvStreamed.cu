@@ -30,6 +30,7 @@
 
 #include "kernels/common/Barriers.cuh"
 #include "kernels/common/Pdl.cuh"
+#include "kernels/common/SmemLimit.h"
 
 #include <algorithm>
 #include <climits>
@@ -397,10 +398,8 @@ template <typename T, int kLanes>
 cudaError_t launchLanes(const StreamParams &sp, unsigned blocks, size_t smem,
                         cudaStream_t stream) {
   auto kernel = ropeKvStreamedKernel<T, kLanes>;
-  // A per-function setting, legal (and cheap) under stream capture.
-  if (cudaError_t e = cudaFuncSetAttribute(
-          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-      e != cudaSuccess)
+  // A per-function setting, legal under stream capture.
+  if (cudaError_t e = ensureDynamicSmem(kernel, int(smem)); e != cudaSuccess)
     return e;
   return launchDependent(kernel, dim3(blocks), dim3(kStreamThreads), smem,
                          stream, sp);
