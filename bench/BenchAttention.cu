@@ -20,6 +20,7 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -229,6 +230,59 @@ double benchCached(const BenchOptions &o, BenchReport &report,
   return us;
 }
 
+/// Holds its stream until the host sets *release (mapped host memory).
+__global__ void holdStreamKernel(volatile int *release) {
+  while (*release == 0) {
+  }
+}
+
+/// The host's time to enqueue one launch of `kind` (checks, parameters,
+/// the launch call) behind a kernel that holds the stream, so that nothing
+/// runs meanwhile and the host never waits for the GPU: what an eagerly
+/// launched step pays per kernel on the host.
+void benchHostEnqueue(const BenchOptions &o, BenchReport &report,
+                      AttentionKind kind, int batch, int context, int qLen) {
+  const std::string name =
+      std::string("host_enqueue ") +
+      (kind == AttentionKind::Decode ? "paged_decode" : "tree_verify");
+  if (!o.wants(name))
+    return;
+  Setup s(kind, batch, qLen, context, kind == AttentionKind::Tree);
+  cudaStream_t stream;
+  BENCH_CUDA(cudaStreamCreate(&stream));
+  checkStatus(launchKind(kind, s, 0, stream)); // first-call setup
+  BENCH_CUDA(cudaStreamSynchronize(stream));
+  int *release = nullptr, *releaseDev = nullptr;
+  BENCH_CUDA(cudaHostAlloc(&release, sizeof(int), cudaHostAllocMapped));
+  BENCH_CUDA(cudaHostGetDevicePointer(&releaseDev, release, 0));
+  // Fewer launches than the launch queue holds, so that none waits for room.
+  const int launches = o.quick ? 50 : 200;
+  std::vector<double> perLaunch;
+  for (int round = 0; round < 9; ++round) {
+    *release = 0;
+    holdStreamKernel<<<1, 1, 0, stream>>>(releaseDev);
+    BENCH_CUDA(cudaGetLastError());
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < launches; ++i)
+      checkStatus(launchKind(kind, s, i, stream));
+    perLaunch.push_back(std::chrono::duration<double, std::micro>(
+                            std::chrono::steady_clock::now() - start)
+                            .count() /
+                        launches);
+    *release = 1;
+    BENCH_CUDA(cudaStreamSynchronize(stream));
+  }
+  BENCH_CUDA(cudaStreamDestroy(stream));
+  BENCH_CUDA(cudaFreeHost(release));
+  std::sort(perLaunch.begin(), perLaunch.end());
+  char shape[96];
+  std::snprintf(shape, sizeof(shape), "b=%d ctx=%d q=%d", batch, context, qLen);
+  report.add({name, shape, 0, perLaunch[perLaunch.size() / 2], "read",
+              "host us per launch, enqueued behind a held stream (median of "
+              "9 x " +
+                  std::to_string(launches) + "); no GPU time"});
+}
+
 void benchPrefill(const BenchOptions &o, BenchReport &report, int batch,
                   int len, const std::string &target, int block = kBlock) {
   std::string name =
@@ -324,6 +378,8 @@ int main(int argc, char **argv) {
               "split as the launcher picks");
   benchPrefill(options, report, 1, 8192, "target >= SDPA");
   benchPrefill(options, report, 4, 2048, "varlen batch");
+  benchHostEnqueue(options, report, dec, 1, 8192, 1);
+  benchHostEnqueue(options, report, AttentionKind::Tree, 1, 8192, 64);
   // Pages of 64 slots: a tensor copy (one box per page and 64 columns) then
   // moves 8 KB instead of 2 KB.
   benchPrefill(options, report, 1, 8192, "target >= SDPA", 64);
