@@ -11,7 +11,9 @@
 // PyTorch SDPA's ~610 TFLOP/s on the same shape. Rows named "cp.async"
 // repeat a prefill, a tree and an extend with tensor copies switched off
 // (Attention.h), for comparison. Rows named "floor" come first: an empty
-// kernel and a plain read of the decode targets' bytes (BenchFloor.cu).
+// kernel and kernels that only read the decode targets' bytes
+// (BenchFloor.cu). Rows named "host_enqueue" give the host's time per
+// launch, in the time column.
 #include "bench/BenchFill.cuh"
 #include "bench/BenchFloor.h"
 #include "bench/BenchUtil.h"
