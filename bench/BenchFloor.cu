@@ -100,6 +100,9 @@ __global__ void __launch_bounds__(128)
     const uint32_t dst = base + (stage % NST) * SKB * 1024;
     if constexpr (BULK) {
       if (tid == 0) {
+        // The stage was last read through the generic proxy (after the
+        // block barrier); the copy engine writes it through the async one.
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         const uint32_t bar = bar0 + 8 * (stage % NST);
         mbarArriveExpectTx(bar, SKB * 1024);
         for (int c = 0; c < CPS; ++c)
