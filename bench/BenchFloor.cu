@@ -157,7 +157,7 @@ void addLaunchFloorRows(const BenchOptions &options, BenchReport &report,
   BENCH_CUDA(cudaStreamCreate(&stream));
   const int eventIters = options.iters(200), graphIters = options.iters(50);
 
-  // Two blocks of 128 threads per SM: decode's grid at batch 16.
+  // Two blocks of 128 threads per SM: decode's grid (264 blocks at b=1).
   BenchRow empty{"floor: empty kernel",
                  std::to_string(2 * sms) + " x 128",
                  0,
