@@ -185,6 +185,30 @@ double cachedBytes(int batch, int context, int qLen) {
   return kvBytes + qBytes;
 }
 
+/// The floor rows' case for decode at `batch` x `context` (BenchFloor.h),
+/// with the split count the launcher picks.
+FloorCase decodeFloor(int batch, int context) {
+  AttentionDims dims;
+  dims.batch = batch;
+  dims.numQHeads = kHq;
+  dims.numKvHeads = kHkv;
+  dims.headDim = kD;
+  dims.dtype = ActDType::BF16;
+  AttentionLaunch launch;
+  launch.maxQLen = 1;
+  launch.maxKvLen = context + 1;
+  const std::string k = std::to_string(context / 1024) + "K";
+  FloorCase c{cachedBytes(batch, context, 1),
+              "decode b=" + std::to_string(batch) +
+                  " ctx=" + std::to_string(context),
+              "decode b=" + std::to_string(batch) + " " + k};
+  c.batch = batch;
+  c.context = context;
+  c.kvHeads = kHkv;
+  c.splits = attentionNumSplits(AttentionKind::Decode, dims, launch);
+  return c;
+}
+
 /// Decode, a tree or an extend of qLen tokens over `context` cached tokens.
 double benchCached(const BenchOptions &o, BenchReport &report,
                    AttentionKind kind, int batch, int context, int qLen,
@@ -329,12 +353,9 @@ int main(int argc, char **argv) {
   // What one launch of nothing, and one that only streams the decode
   // targets' bytes, take on this device as found: the floor of the
   // event-timed targets.
-  addLaunchFloorRows(
-      options, report,
-      {{cachedBytes(1, 8192, 1), "decode b=1 ctx=8192", "decode b=1 8K"},
-       {cachedBytes(1, 32768, 1), "decode b=1 ctx=32768", "decode b=1 32K"},
-       {cachedBytes(16, 4096, 1), "decode b=16 ctx=4096", "decode b=16 4K"},
-       {cachedBytes(16, 8192, 1), "decode b=16 ctx=8192", "decode b=16 8K"}});
+  addLaunchFloorRows(options, report,
+                     {decodeFloor(1, 8192), decodeFloor(1, 32768),
+                      decodeFloor(16, 4096), decodeFloor(16, 8192)});
   const AttentionKind dec = AttentionKind::Decode;
   double decode8k =
       benchCached(options, report, dec, 1, 8192, 1, false, "target <= 14 us");

@@ -145,6 +145,40 @@ __global__ void __launch_bounds__(128)
     *sink = acc;
 }
 
+/// The 4 KB chunks decode's blocks read, in the layout of the cache
+/// ([page][head][slot][128] bf16 pools, K then V, pages of `slots` slots
+/// shuffled over the pool as the attention cases' pages are): block
+/// (sequence, head, split) reads its split's keys a 64-key stage at a time,
+/// the K then the V chunks of each page-head the stage covers. Returns the
+/// blocks; `order` receives, per block and stage, the stage's 8 chunks
+/// (keys past the last whole stage of a split are left out).
+int decodeChunkOrder(const FloorCase &c, int slots,
+                     std::vector<int32_t> &order) {
+  const int pagesPerSeq = c.context / slots, chunksPerPageHead = slots / 16;
+  const int64_t pages = int64_t(c.batch) * pagesPerSeq;
+  const int64_t vBase = pages * c.kvHeads * chunksPerPageHead;
+  std::vector<int32_t> ids(pages);
+  std::iota(ids.begin(), ids.end(), 0);
+  std::shuffle(ids.begin(), ids.end(), std::mt19937(7));
+  int keysPerSplit = (c.context + c.splits - 1) / c.splits;
+  keysPerSplit = (keysPerSplit + 63) / 64 * 64;
+  const int splits = c.context / keysPerSplit, stages = keysPerSplit / 64;
+  order.clear();
+  for (int b = 0; b < c.batch; ++b)
+    for (int h = 0; h < c.kvHeads; ++h)
+      for (int sp = 0; sp < splits; ++sp)
+        for (int st = 0; st < stages; ++st)
+          for (int pool = 0; pool < 2; ++pool)
+            for (int k = 0; k < 64; k += 16) {
+              const int key = sp * keysPerSplit + st * 64 + k;
+              const int64_t page = ids[b * pagesPerSeq + key / slots];
+              order.push_back(int32_t(
+                  pool * vBase + (page * c.kvHeads + h) * chunksPerPageHead +
+                  (key % slots) / 16));
+            }
+  return c.batch * c.kvHeads * splits;
+}
+
 } // namespace
 
 void addLaunchFloorRows(const BenchOptions &options, BenchReport &report,
@@ -240,6 +274,29 @@ void addLaunchFloorRows(const BenchOptions &options, BenchReport &report,
     staged(stagedReadKernel<3, 32, false>, 3, 32, 2, "cp.async");
     staged(stagedReadKernel<3, 32, true>, 3, 32, 2, "bulk");
     staged(stagedReadKernel<4, 16, false>, 4, 16, 3, "cp.async");
+    // Decode's own blocks and addresses through decode's stage shape, with
+    // pages of 16 and of 64 slots: what the page size costs the memory
+    // system itself.
+    for (int slots : {16, 64}) {
+      if (c.batch == 0 || c.context % slots != 0)
+        continue;
+      const int blocks = decodeChunkOrder(c, slots, order);
+      const int stagesPerBlock = int(order.size() / 8 / blocks);
+      BENCH_CUDA(cudaFree(chunks));
+      BENCH_CUDA(cudaMalloc(&chunks, order.size() * sizeof(int32_t)));
+      BENCH_CUDA(cudaMemcpy(chunks, order.data(), order.size() * 4,
+                            cudaMemcpyHostToDevice));
+      auto kernel = stagedReadKernel<3, 32, false>;
+      add({"floor: decode's pages of " + std::to_string(slots) + " slots",
+           c.shape, double(order.size()) * 4096, 0, "read",
+           note + ", " + std::to_string(blocks) +
+               " blocks of 128 (decode's grid), 3 x 32 KB cp.async stages"},
+          [&](int set) {
+            kernel<<<blocks, 128, 3 * 32 * 1024, stream>>>(
+                setBase(set), chunks, stagesPerBlock, sink);
+            BENCH_CUDA(cudaGetLastError());
+          });
+    }
   }
   BENCH_CUDA(cudaStreamSynchronize(stream));
   BENCH_CUDA(cudaStreamDestroy(stream));
