@@ -16,6 +16,7 @@
 // launch, in the time column.
 #include "bench/BenchFill.cuh"
 #include "bench/BenchFloor.h"
+#include "bench/BenchTrace.h"
 #include "bench/BenchUtil.h"
 #include "kernels/attention/Attention.h"
 
@@ -231,12 +232,25 @@ double benchCached(const BenchOptions &o, BenchReport &report,
   auto run = [&](int i) { checkStatus(launchKind(kind, s, i, stream)); };
   const uint64_t clusterLaunches = attentionClusterMergeLaunches();
   const uint64_t peerLaunches = attentionPeerMergeLaunches();
+#ifdef STRATA_ATTENTION_TRACE
+  checkStatus(attentionTraceClear(kind));
+#endif
   double hostUs = 0;
   double us = graph
                   ? graphMedianUsPerCall(stream, std::max(s.sets, 20),
                                          o.quick ? 5 : 50, run)
                   : medianUs(stream, s.sets, o.quick ? 20 : 200, run, &hostUs);
   BENCH_CUDA(cudaStreamDestroy(stream));
+#ifdef STRATA_ATTENTION_TRACE
+  // The last launch's blocks (a trace build; AttentionTrace.cuh).
+  const int rows = kind == AttentionKind::Decode ? 16 : 128; // per block
+  const int64_t rowTiles = (int64_t(qLen) * (kHq / kHkv) + rows - 1) / rows;
+  printAttentionTrace(kind,
+                      int64_t(batch) * kHkv * rowTiles *
+                          attentionNumSplits(kind, s.dims, s.launch),
+                      name + " b=" + std::to_string(batch) +
+                          " ctx=" + std::to_string(context));
+#endif
   char shape[160];
   std::snprintf(shape, sizeof(shape),
                 "b=%d ctx=%d q=%d Hq=%d Hkv=%d d=%d bs=%d", batch, context,

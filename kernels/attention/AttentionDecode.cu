@@ -16,4 +16,11 @@ Status attentionDecode(const AttentionDims &dims, const AttentionTensors &t,
       "attention_decode", AttentionKind::Decode, dims, t, launch, stream);
 }
 
+#ifdef STRATA_ATTENTION_TRACE
+cudaError_t attention_detail::decodeTraceCopy(AttentionTraceBlock *out,
+                                              int64_t blocks) {
+  return attention_detail::attentionTraceCopy(out, blocks);
+}
+#endif
+
 } // namespace strata::kernels

@@ -30,15 +30,16 @@
 // maps' 128-byte swizzle. Keys outside the range are zero-filled so that
 // masked weights never multiply garbage.
 //
-// Split-KV. See Attention.h: partial (O / l, log2-sum-exp) per split in the
-// workspace; decode items are merged by their last block, row items in
-// their cluster or by attentionMergeKernel (AttentionMerge.cuh).
+// Split-KV (Attention.h): each split's partial (O / l, log2-sum-exp) goes
+// to the workspace; decode items merge in their last block, row items in
+// their cluster, by their own blocks or in attentionMergeKernel.
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 
 #include "kernels/attention/AttentionDevice.cuh"
 #include "kernels/attention/AttentionEpilogue.cuh"
 #include "kernels/attention/AttentionMerge.cuh"
+#include "kernels/attention/AttentionTrace.cuh"
 #include "kernels/attention/Wgmma.cuh"
 #include "kernels/common/Barriers.cuh"
 #include "kernels/common/Pdl.cuh"
@@ -79,9 +80,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
                            (65536 / NT) / 8 * 8 * NT,
                 "the register split fits the block's registers");
   // The dependency wait comes after the lengths, positions and block tables
-  // are read (step inputs that no kernel writes, Attention.h) and after the
-  // first stages' copies of cached keys were issued (decode; the rows'
-  // producer, below).
+  // are read (step inputs no kernel writes, Attention.h) and the first
+  // stages' copies of cached keys issued (decode; the rows' producer).
   using Ops = MmaOps<T>;
   constexpr int ROWS = 16 * WM;
   constexpr int SK = KW * WN; // keys per stage
@@ -90,6 +90,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   static_assert(STAGE_BYTES % 1024 == 0, "stages keep swizzle atoms aligned");
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int32_t sInfo[4];
+  STRATA_ATTN_TRACE_BEGIN;
 
   // wgmma path: threads [0, NTP) load, the rest compute; ctid and warp
   // number the compute threads and warps from 0.
@@ -170,19 +171,15 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   // Loader: TPR threads per key row, each moving CH / TPR chunks of K and
   // of V (TPR 8: a warp's copy covers 128 contiguous bytes of each of 4
   // rows; AttentionRows.cu and AttentionDecode.cu say where each is used).
-  // Decode (lookupStage, loadStage below): a stage's block-table entries are
-  // read one stage before its copies are issued (and the prologue reads those
-  // of every prefetched stage at once), so no copy waits for a table lookup:
-  // issuing each lookup right before its copies left a dependent L2 round trip
-  // in front of every stage. The wgmma producer has a copy loop of its own
-  // (produce, below).
-  //
-  // A thread's key rows are KEYS_PER_PASS apart, a multiple of the 8-row
-  // swizzle period, so the shared-memory place of each of its chunks is the
-  // same in every key row and every stage up to a constant: computed once
-  // (sOff), it leaves one add per copy. Decode blocks walk only a few
-  // stages, and this address arithmetic had been a third of their
-  // instructions.
+  // Decode (lookupStage, loadStage) reads a stage's block-table entries one
+  // stage before its copies (the prologue those of every prefetched stage
+  // at once): a lookup right before its copies had put a dependent L2 round
+  // trip in front of every stage. The wgmma producer has its own loop
+  // (produce, below). A thread's key rows are KEYS_PER_PASS apart, a
+  // multiple of the 8-row swizzle period, so each of its chunks has the
+  // same shared-memory place in every row and stage up to a constant:
+  // computed once (sOff), one add per copy (that arithmetic had been a
+  // third of a decode block's instructions).
   constexpr int LT = WG ? NTP : NTC; // loading threads (ltid = tid)
   constexpr int KEYS_PER_PASS = LT / TPR;
   constexpr int KEYS_PER_THREAD = SK / KEYS_PER_PASS;
@@ -245,8 +242,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     return (contigRow + s) * D;
   };
   // Decode's copies of a stage. Decode reads each key once per step: its
-  // lines go first from L2 (the tiles of prefill, extend and trees are read
-  // by several blocks).
+  // lines leave L2 first (rows blocks share their tiles).
   const uint64_t kvPolicy = WG ? 0 : l2EvictFirst();
   auto loadStage = [&](int tile, int stage, const Lookup &blk) {
     const int32_t t0 = ks + tile * SK + keyInPass;
@@ -274,9 +270,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   // wgmma path: full[s] completes when the producer's copies of the tile in
   // stage s have landed (NTP arrivals: each thread's cp.async arrival, or
   // for tensor copies plain arrivals and one that expects the tile's
-  // bytes), empty[s] when every compute warp has finished reading it
-  // (NWARP arrivals).
-  // QS: qBar completes when the producer's copies of Q have landed.
+  // bytes), empty[s] when every compute warp has read it (NWARP arrivals);
+  // QS: qBar when the producer's copies of Q have landed.
   __shared__ __align__(8) uint64_t stageBars[WG ? 2 * NST + 1 : 1];
   const uint32_t fullBar =
       static_cast<uint32_t>(__cvta_generic_to_shared(stageBars));
@@ -779,6 +774,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       if constexpr (QS)
         mbarWait(qBar, 0); // turnBegin's proxy fence covers Q as well
       turnBegin(0);
+      STRATA_ATTN_TRACE_MARK(true, 1);
       issueS(0);
       handOver(0);
       wgmmaWaitAll();
@@ -813,6 +809,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       fenceOperands(o);
       if (lane == 0)
         mbarArrive(emptyBar + 8 * ((nTiles - 1) % NST));
+      STRATA_ATTN_TRACE_MARK(true, 2);
     }
   } else {
     for (int it = 0; it < nTiles; ++it) {
@@ -823,6 +820,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         lookupStage(it + NST, next); // used by the next iteration's copies
       cpAsyncWait<NST - 1>();
       __syncthreads();
+      STRATA_ATTN_TRACE_MARK(it == 0, 1);
       const uint32_t kBase = smemBase + (it % NST) * STAGE_BYTES;
       const uint32_t vBase = kBase + SK * D * 2;
       const int32_t tLo = ks + it * SK + keyOff; // slot of this warp's key 0
@@ -861,6 +859,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       }
       __syncthreads();
     }
+    STRATA_ATTN_TRACE_MARK(true, 2);
   }
   // From here on only compute threads remain (the producer has left); the
   // stages become the epilogue's buffer (decode, rows merged in a cluster)
@@ -892,6 +891,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     decodeEpilogue<T, D, WN, NTC>(p, o, mRow, lRow, rValid, smem, warp, lane,
                                   ctid, row0, validRows, qBegin, kvHead, item,
                                   partO, partLse, &sInfo[1]);
+  STRATA_ATTN_TRACE_END(ctid == 0, nTiles);
 }
 
 } // namespace strata::kernels::attention_detail

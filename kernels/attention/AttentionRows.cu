@@ -53,4 +53,11 @@ Status attentionTree(const AttentionDims &dims, const AttentionTensors &t,
                     stream);
 }
 
+#ifdef STRATA_ATTENTION_TRACE
+cudaError_t attention_detail::rowsTraceCopy(AttentionTraceBlock *out,
+                                            int64_t blocks) {
+  return attention_detail::attentionTraceCopy(out, blocks);
+}
+#endif
+
 } // namespace strata::kernels
