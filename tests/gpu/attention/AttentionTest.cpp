@@ -553,3 +553,39 @@ TEST_CASE("attention rejects a scale that is not positive and finite",
     }
   }
 }
+
+TEST_CASE("attention time marks follow the build option", "[attention]") {
+  AttentionTraceBlock one;
+  // Counts outside [0, capacity], or blocks without a destination, are
+  // refused in every build.
+  CHECK_FALSE(attentionTrace(AttentionKind::Decode, nullptr, 3).ok());
+  CHECK_FALSE(
+      attentionTrace(AttentionKind::Decode, &one, kAttentionTraceBlocks + 1)
+          .ok());
+#ifdef STRATA_ATTENTION_TRACE
+  // Two sequences x 2 kv heads x 4 splits, one row tile each: every block
+  // has keys, so every record is whole and its marks in order.
+  AttnCase c;
+  c.kind = AttentionKind::Decode;
+  c.qLens = {1, 1};
+  c.prefixLens = {700, 2100};
+  c.numSplits = 4;
+  REQUIRE(attentionTraceClear(AttentionKind::Decode).ok());
+  runAttnCase(c, attnTestRng());
+  std::vector<AttentionTraceBlock> r(16);
+  REQUIRE(attentionTrace(AttentionKind::Decode, r.data(), 16).ok());
+  for (const AttentionTraceBlock &b : r) {
+    CHECK(b.startNs > 0);
+    CHECK(b.startNs <= b.firstTileNs);
+    CHECK(b.firstTileNs <= b.loopEndNs);
+    CHECK(b.loopEndNs <= b.endNs);
+    CHECK(b.tiles > 0);
+  }
+#else
+  // Without the option nothing is recorded, and the reader says why.
+  const Status s = attentionTrace(AttentionKind::Decode, &one, 1);
+  CHECK_FALSE(s.ok());
+  CHECK(s.message().find("STRATA_ATTENTION_TRACE") != std::string::npos);
+  CHECK_FALSE(attentionTraceClear(AttentionKind::Tree).ok());
+#endif
+}
