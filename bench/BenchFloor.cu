@@ -9,6 +9,7 @@
 #include "bench/BenchFloor.h"
 #include "kernels/common/Barriers.cuh"
 #include "kernels/common/MmaSync.cuh"
+#include "kernels/common/SmemLimit.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -256,8 +257,7 @@ void addLaunchFloorRows(const BenchOptions &options, BenchReport &report,
       const int blocks = blocksPerSm * sms;
       const int stagesPerBlock = int(nChunks / (skb / 4) / blocks);
       const int smem = nst * skb * 1024;
-      BENCH_CUDA(cudaFuncSetAttribute(
-          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      BENCH_CUDA(ensureDynamicSmem(kernel, smem));
       add({std::string("floor: staged ") + how, c.shape,
            double(stagesPerBlock) * blocks * skb * 1024, 0, "read",
            note + ", chunks shuffled, " + std::to_string(nst) + " x " +

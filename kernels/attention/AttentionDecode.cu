@@ -17,10 +17,12 @@ Status attentionDecode(const AttentionDims &dims, const AttentionTensors &t,
 }
 
 #ifdef STRATA_ATTENTION_TRACE
-cudaError_t attention_detail::decodeTraceCopy(AttentionTraceBlock *out,
-                                              int64_t blocks) {
-  return attention_detail::attentionTraceCopy(out, blocks);
+namespace attention_detail {
+// This translation unit's records (AttentionTraceHost.cpp reads them).
+cudaError_t decodeTraceCopy(AttentionTraceBlock *out, int64_t blocks) {
+  return attentionTraceCopy(out, blocks);
 }
+} // namespace attention_detail
 #endif
 
 } // namespace strata::kernels

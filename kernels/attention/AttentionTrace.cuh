@@ -58,10 +58,6 @@ static inline cudaError_t attentionTraceCopy(AttentionTraceBlock *out,
                               size_t(blocks) * sizeof(AttentionTraceBlock));
 }
 
-/// attentionTraceCopy of the decode and of the rows translation units.
-cudaError_t decodeTraceCopy(AttentionTraceBlock *out, int64_t blocks);
-cudaError_t rowsTraceCopy(AttentionTraceBlock *out, int64_t blocks);
-
 } // namespace strata::kernels::attention_detail
 
 // The block's marks, from its start.

@@ -10,6 +10,8 @@
 #include <cuda_runtime.h>
 
 namespace strata::kernels::attention_detail {
+// Defined in AttentionDecode.cu and AttentionRows.cu, each reading its own
+// translation unit's records (AttentionTrace.cuh).
 cudaError_t decodeTraceCopy(AttentionTraceBlock *out, int64_t blocks);
 cudaError_t rowsTraceCopy(AttentionTraceBlock *out, int64_t blocks);
 } // namespace strata::kernels::attention_detail
