@@ -335,10 +335,20 @@ void benchPrefill(const BenchOptions &o, BenchReport &report, int batch,
   Setup s(AttentionKind::Prefill, batch, len, 0, false, 0, block);
   cudaStream_t stream;
   BENCH_CUDA(cudaStreamCreate(&stream));
+#ifdef STRATA_ATTENTION_TRACE
+  checkStatus(attentionTraceClear(AttentionKind::Prefill));
+#endif
   double us = medianUs(stream, 2, o.quick ? 5 : 30, [&](int i) {
     checkStatus(launchKind(AttentionKind::Prefill, s, i, stream));
   });
   BENCH_CUDA(cudaStreamDestroy(stream));
+#ifdef STRATA_ATTENTION_TRACE
+  // One split: a block per 128-row tile of each kv head.
+  printAttentionTrace(
+      AttentionKind::Prefill,
+      int64_t(batch) * kHkv * ((int64_t(len) * (kHq / kHkv) + 127) / 128),
+      name + " b=" + std::to_string(batch) + " len=" + std::to_string(len));
+#endif
   const double visible = double(len) * (len + 1) / 2 * batch;
   const double flops = 4.0 * kHq * kD * visible;
   const double tflops = flops / us / 1e6;

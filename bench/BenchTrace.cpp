@@ -60,6 +60,16 @@ void printAttentionTrace(kernels::AttentionKind kind, int64_t blocks,
   std::vector<double> sms;
   for (const auto &kv : smDone)
     sms.push_back(kv.second);
+  // Where an SM runs blocks one after another (more blocks than fit at
+  // once), the time from one block's end to the next one's start there.
+  std::sort(r.begin(), r.end(),
+            [](const AttentionTraceBlock &a, const AttentionTraceBlock &b) {
+              return a.sm != b.sm ? a.sm < b.sm : a.startNs < b.startNs;
+            });
+  std::vector<double> gaps;
+  for (size_t i = 1; i < r.size(); ++i)
+    if (r[i].sm == r[i - 1].sm && r[i].startNs >= r[i - 1].endNs)
+      gaps.push_back((r[i].startNs - r[i - 1].endNs) / 1e3);
   std::printf("trace %s: %zu blocks on %zu SMs; us from the first block's "
               "start\n  %-22s %8s %8s %8s %8s %8s\n",
               what.c_str(), r.size(), sms.size(), "", "min", "p10", "median",
@@ -70,6 +80,7 @@ void printAttentionTrace(kernels::AttentionKind kind, int64_t blocks,
   printQuantiles("block end", end);
   printQuantiles("block done", done);
   printQuantiles("SM done", sms);
+  printQuantiles("SM idle between blocks", gaps);
   printQuantiles("tiles", tiles);
 }
 

@@ -1,7 +1,8 @@
 // Prints the per-block time marks of the last attention launch (a build
 // with -DSTRATA_ATTENTION_TRACE=ON; AttentionTrace.cuh): how a launch's
 // time divides into the blocks' starts, their first tiles, main loops and
-// ends, and how their ends spread.
+// ends, how their ends spread, and how long an SM stays idle between the
+// blocks it runs one after another.
 #ifndef STRATA_BENCH_BENCHTRACE_H
 #define STRATA_BENCH_BENCHTRACE_H
 
