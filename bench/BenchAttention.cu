@@ -210,6 +210,20 @@ FloorCase decodeFloor(int batch, int context) {
   return c;
 }
 
+#ifdef STRATA_ATTENTION_TRACE
+/// The block marks of the last launch of `kind` on `s` (a trace build;
+/// AttentionTrace.cuh): every block of its grid, 16 rows a block for
+/// decode and 128 for the rows kernels.
+void printTrace(AttentionKind kind, const Setup &s, const std::string &what) {
+  const int rows = kind == AttentionKind::Decode ? 16 : 128;
+  const int64_t rowTiles = (int64_t(s.qLen) * (kHq / kHkv) + rows - 1) / rows;
+  printAttentionTrace(kind,
+                      int64_t(s.batch) * kHkv * rowTiles *
+                          attentionNumSplits(kind, s.dims, s.launch),
+                      what);
+}
+#endif
+
 /// Decode, a tree or an extend of qLen tokens over `context` cached tokens.
 double benchCached(const BenchOptions &o, BenchReport &report,
                    AttentionKind kind, int batch, int context, int qLen,
@@ -242,14 +256,9 @@ double benchCached(const BenchOptions &o, BenchReport &report,
                   : medianUs(stream, s.sets, o.quick ? 20 : 200, run, &hostUs);
   BENCH_CUDA(cudaStreamDestroy(stream));
 #ifdef STRATA_ATTENTION_TRACE
-  // The last launch's blocks (a trace build; AttentionTrace.cuh).
-  const int rows = kind == AttentionKind::Decode ? 16 : 128; // per block
-  const int64_t rowTiles = (int64_t(qLen) * (kHq / kHkv) + rows - 1) / rows;
-  printAttentionTrace(kind,
-                      int64_t(batch) * kHkv * rowTiles *
-                          attentionNumSplits(kind, s.dims, s.launch),
-                      name + " b=" + std::to_string(batch) +
-                          " ctx=" + std::to_string(context));
+  printTrace(kind, s,
+             name + " b=" + std::to_string(batch) +
+                 " ctx=" + std::to_string(context));
 #endif
   char shape[160];
   std::snprintf(shape, sizeof(shape),
@@ -343,11 +352,9 @@ void benchPrefill(const BenchOptions &o, BenchReport &report, int batch,
   });
   BENCH_CUDA(cudaStreamDestroy(stream));
 #ifdef STRATA_ATTENTION_TRACE
-  // One split: a block per 128-row tile of each kv head.
-  printAttentionTrace(
-      AttentionKind::Prefill,
-      int64_t(batch) * kHkv * ((int64_t(len) * (kHq / kHkv) + 127) / 128),
-      name + " b=" + std::to_string(batch) + " len=" + std::to_string(len));
+  printTrace(AttentionKind::Prefill, s,
+             name + " b=" + std::to_string(batch) +
+                 " len=" + std::to_string(len));
 #endif
   const double visible = double(len) * (len + 1) / 2 * batch;
   const double flops = 4.0 * kHq * kD * visible;
