@@ -111,6 +111,33 @@ __device__ __forceinline__ float fastExp2(float x) {
   return y;
 }
 
+/// The four lanes of a quad (lane & 3 = q) hold a 4 x 4 matrix of 32-bit
+/// words, a[j] of lane q being element (q, j); afterwards a[j] of lane q is
+/// element (j, q), the transpose. Two exchanges: the off-diagonal 2 x 2
+/// blocks swap between lanes q and q ^ 2, then the elements within each
+/// block between q and q ^ 1.
+__device__ __forceinline__ void quadTranspose(uint32_t (&a)[4], int q) {
+  const bool hi2 = q & 2, hi1 = q & 1;
+  uint32_t s0 = __shfl_xor_sync(0xffffffffu, hi2 ? a[0] : a[2], 2);
+  uint32_t s1 = __shfl_xor_sync(0xffffffffu, hi2 ? a[1] : a[3], 2);
+  if (hi2) {
+    a[0] = s0;
+    a[1] = s1;
+  } else {
+    a[2] = s0;
+    a[3] = s1;
+  }
+  s0 = __shfl_xor_sync(0xffffffffu, hi1 ? a[0] : a[1], 1);
+  s1 = __shfl_xor_sync(0xffffffffu, hi1 ? a[2] : a[3], 1);
+  if (hi1) {
+    a[0] = s0;
+    a[2] = s1;
+  } else {
+    a[1] = s0;
+    a[3] = s1;
+  }
+}
+
 /// Byte offset of 16-byte chunk `ch` of row `row` in a swizzled tile whose
 /// rows are CH chunks long.
 template <int CH> __device__ __forceinline__ int swz(int row, int ch) {

@@ -103,27 +103,8 @@ rowsEpilogue(const AttnParams &p, const float (&o)[D / 8][4],
         a[j] = Ops::pack(o[4 * grp + j][2 * h] * inv[h],
                          o[4 * grp + j][2 * h + 1] * inv[h]);
       // a[j] of lane q is element (q, j) of the quad's 4 x 4 matrix of
-      // pairs; lane q needs column q. Swap the off-diagonal 2 x 2 blocks
-      // (lanes q and q ^ 2), then within each block (q and q ^ 1).
-      const bool hi2 = q & 2, hi1 = q & 1;
-      uint32_t s0 = __shfl_xor_sync(0xffffffffu, hi2 ? a[0] : a[2], 2);
-      uint32_t s1 = __shfl_xor_sync(0xffffffffu, hi2 ? a[1] : a[3], 2);
-      if (hi2) {
-        a[0] = s0;
-        a[1] = s1;
-      } else {
-        a[2] = s0;
-        a[3] = s1;
-      }
-      s0 = __shfl_xor_sync(0xffffffffu, hi1 ? a[0] : a[1], 1);
-      s1 = __shfl_xor_sync(0xffffffffu, hi1 ? a[2] : a[3], 1);
-      if (hi1) {
-        a[0] = s0;
-        a[2] = s1;
-      } else {
-        a[1] = s0;
-        a[3] = s1;
-      }
+      // pairs; lane q needs column q.
+      quadTranspose(a, q);
       if (r < validRows) // rows past the item are never written out
         *reinterpret_cast<uint4 *>(dst + (4 * grp + q) * 8) =
             make_uint4(a[0], a[1], a[2], a[3]);
