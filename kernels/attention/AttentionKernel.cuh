@@ -537,9 +537,9 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         // contiguous bytes of each of 8 rows, where 4-byte fragment loads
         // covered 16), and the quad's transpose (below) gives it words q,
         // q + 4, q + 8, q + 12: its A fragments of two 16-column steps.
-        // Every load goes out before the first transpose waits for one
-        // (transposed as each arrived, a tree verify over 8K ran 0.2 us
-        // slower than with the fragment loads; so, 0.4 us faster).
+        // Every load goes out before the first transpose waits for one:
+        // so a tree verify over 8K ran 0.2-0.4 us faster than with the
+        // fragment loads, transposed as each arrived 0.2 us slower.
 #pragma unroll
         for (int sg = 0; sg < D / 32; ++sg)
           qv[h][sg] = rValid[h] ? __ldg(reinterpret_cast<const uint4 *>(
