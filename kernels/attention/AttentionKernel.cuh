@@ -518,7 +518,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   int32_t rTok[2], rSlot[2], rPos[2];
   bool rValid[2];
   uint32_t qf[QS ? 1 : D / 16][4];
-  uint4 qv[2][WG && !QS ? D / 32 : 1]; // wgmma: Q rows as loaded
+  const uint32_t *qSrc[2]; // wgmma: the rows' Q (rowQFragments)
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     int32_t row = wRow + (lane >> 2) + 8 * h;
@@ -532,19 +532,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       const uint32_t *src = reinterpret_cast<const uint32_t *>(
           p.q + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D);
       if constexpr (WG) {
-        // 16 bytes per lane: lane q of a quad loads words 4q..4q + 3 of
-        // each 16-word segment of its row (a load instruction covers 64
-        // contiguous bytes of each of 8 rows, where 4-byte fragment loads
-        // covered 16), and the quad's transpose (below) gives it words q,
-        // q + 4, q + 8, q + 12: its A fragments of two 16-column steps.
-        // Every load goes out before the first transpose waits for one:
-        // so a tree verify over 8K ran 0.2-0.4 us faster than with the
-        // fragment loads, transposed as each arrived 0.2 us slower.
-#pragma unroll
-        for (int sg = 0; sg < D / 32; ++sg)
-          qv[h][sg] = rValid[h] ? __ldg(reinterpret_cast<const uint4 *>(
-                                      src + 16 * sg + 4 * (lane & 3)))
-                                : make_uint4(0u, 0u, 0u, 0u);
+        qSrc[h] = src;
       } else {
 #pragma unroll
         for (int kk = 0; kk < D / 16; ++kk) {
@@ -555,19 +543,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       }
     }
   }
-  if constexpr (WG && !QS) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int sg = 0; sg < D / 32; ++sg) {
-        uint32_t a[4] = {qv[h][sg].x, qv[h][sg].y, qv[h][sg].z, qv[h][sg].w};
-        quadTranspose(a, lane & 3);
-        qf[2 * sg][h] = a[0];
-        qf[2 * sg][2 + h] = a[1];
-        qf[2 * sg + 1][h] = a[2];
-        qf[2 * sg + 1][2 + h] = a[3];
-      }
-  }
+  if constexpr (WG && !QS)
+    rowQFragments<D>(qSrc, rValid, lane, qf);
   // Bounds over the warp's rows that decide whether a key slice needs the
   // per-element mask.
   int32_t wMaxPos =
