@@ -338,6 +338,7 @@ void benchPrefill(const BenchOptions &o, BenchReport &report, int batch,
   std::string name =
       std::string("prefill_causal bf16") +
       (attentionTensorCopiesEnabled() ? "" : " cp.async") +
+      (attentionPersistentEnabled() ? "" : " block-per-item") +
       (block != kBlock ? " pages=" + std::to_string(block) : std::string());
   if (!o.wants(name))
     return;
@@ -446,6 +447,10 @@ int main(int argc, char **argv) {
   benchCached(options, report, dec, 1, 8192, 1, true, "target <= 14 us", 0, 64);
   benchCached(options, report, dec, 16, 4096, 1, false, "target >= 3.7 TB/s", 0,
               64);
+  // One block per rows item instead of a persistent grid, for comparison.
+  setAttentionPersistentEnabled(false);
+  benchPrefill(options, report, 1, 8192, "tuning");
+  setAttentionPersistentEnabled(true);
   // Whole tiles by cp.async instead of tensor copies, for comparison.
   setAttentionTensorCopiesEnabled(false);
   benchPrefill(options, report, 1, 8192, "tuning");

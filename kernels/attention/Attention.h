@@ -71,11 +71,12 @@ struct AttentionLaunch {
   /// Upper bound of kvLens; picks the split count when numSplits is 0.
   int64_t maxKvLen = 0;
   /// 0: chosen from the work items, maxKvLen and the SM count so that the
-  /// GPU is filled. 1: no split (no workspace needed).
+  /// GPU is filled. 1: no split (no workspace needed, unless the launch
+  /// runs persistent: attentionPersistentEnabled).
   int32_t numSplits = 0;
   /// Device memory of attentionWorkspaceBytes() bytes, zero-filled once
   /// when allocated (every launch leaves its counters at zero again). May
-  /// be null when the resolved split count is 1.
+  /// be null when attentionWorkspaceBytes() is 0.
   void *workspace = nullptr;
   size_t workspaceBytes = 0;
 };
@@ -89,7 +90,8 @@ enum class AttentionKind : uint8_t { Prefill, Extend, Decode, Tree };
 int32_t attentionNumSplits(AttentionKind kind, const AttentionDims &dims,
                            const AttentionLaunch &launch);
 
-/// Workspace bytes a launch of `kind` needs (0 when it does not split).
+/// Workspace bytes a launch of `kind` needs (0 when it neither splits nor
+/// runs persistent).
 size_t attentionWorkspaceBytes(AttentionKind kind, const AttentionDims &dims,
                                const AttentionLaunch &launch);
 
@@ -161,6 +163,17 @@ void setAttentionPeerMergeEnabled(bool enabled);
 /// Launches so far in this process whose splits were merged by their own
 /// blocks.
 uint64_t attentionPeerMergeLaunches();
+
+/// Long prefills and extends (128-key stages) of one split with more work
+/// items (128 query rows of one kv head) than the GPU holds blocks run
+/// persistent: a grid of the blocks it holds at once, each taking the next
+/// item not yet taken from a counter in the workspace (two int32, reset by
+/// the launch's last block). On by default; the switch (process-wide, read
+/// at launch) lets tests and benchmarks run one block per item.
+bool attentionPersistentEnabled();
+void setAttentionPersistentEnabled(bool enabled);
+/// Launches so far in this process that ran persistent.
+uint64_t attentionPersistentLaunches();
 /// How long such a block waits for its siblings before it leaves its rows
 /// to the last of them to arrive (default 2 ms, at most 2^31 - 1 ns):
 /// where the GPU is shared with other work and a sibling cannot start, a

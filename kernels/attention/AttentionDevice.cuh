@@ -18,6 +18,12 @@ namespace strata::kernels::attention_detail {
 /// warpgroup: setmaxnreg works per warpgroup).
 constexpr int kProducerThreads = 128;
 
+/// Brings `bytes` (a multiple of 16, 16-byte aligned) from `p` into L2.
+__device__ __forceinline__ void prefetchL2(const void *p, uint32_t bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes)
+               : "memory");
+}
+
 /// The kernel takes it as a __grid_constant__ parameter: the tensor maps
 /// are read by the copy engine from the parameter's own address.
 struct AttnParams {
@@ -64,6 +70,10 @@ struct AttnParams {
   // reads, its code changed with them, and b=1 decode took 1.1 us longer.
   int32_t peerMerge;
   int32_t peerWaitNs; // how long a peer waits for its siblings
+  // 128-key rows, one split: > 0, the number of items (row tiles x kv
+  // heads x sequences) a grid of the blocks the GPU holds takes in rounds
+  // (AttentionKernel.cuh); 0, one block per item.
+  int32_t persistItems;
 };
 
 template <typename T> struct MmaOps;

@@ -34,6 +34,8 @@ int smCount() {
 
 size_t alignUp(size_t x) { return (x + 255) / 256 * 256; }
 
+std::atomic<bool> persistent{true}; // attentionPersistentEnabled
+
 /// Blocks of this configuration that one wave holds: what the split count
 /// fills.
 int64_t blockSlots(const Config &cfg, int headDim) {
@@ -109,10 +111,13 @@ Status checkAttention(const char *name, AttentionKind kind,
   if (launch.numSplits < 0 || launch.numSplits > 1024)
     return fail(name, "numSplits must be in [0, 1024]");
   WorkspaceLayout ws = workspaceLayout(kind, d, launch);
-  if (ws.splits > 1 && (!launch.workspace || launch.workspaceBytes < ws.bytes ||
-                        !aligned16(launch.workspace)))
-    return fail(name, "split-KV over " + std::to_string(ws.splits) +
-                          " splits needs a 16-byte aligned workspace of " +
+  if ((ws.splits > 1 || ws.persist) &&
+      (!launch.workspace || launch.workspaceBytes < ws.bytes ||
+       !aligned16(launch.workspace)))
+    return fail(name, (ws.persist ? std::string("a persistent launch")
+                                  : "split-KV over " +
+                                        std::to_string(ws.splits) + " splits") +
+                          " needs a 16-byte aligned workspace of " +
                           std::to_string(ws.bytes) + " bytes, got " +
                           std::to_string(launch.workspaceBytes));
   return Status::success();
@@ -142,6 +147,15 @@ WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &d,
           1, std::min<int64_t>({target / ws.items, byLength, 256})));
   }
   ws.splits = std::max(1, splits);
+  ws.slots = blockSlots(cfg, d.headDim);
+  // Rows on 128-key stages, one split and more items than a wave holds: a
+  // persistent grid, whose two counters are the workspace.
+  if (ws.splits == 1 && cfg.wgmma && cfg.kw == 128 && ws.items > ws.slots &&
+      ws.items <= INT32_MAX && persistent.load(std::memory_order_relaxed)) {
+    ws.persist = true;
+    ws.countersOff = 0;
+    ws.bytes = alignUp(2 * sizeof(int32_t));
+  }
   if (ws.splits > 1) {
     const size_t rows = size_t(ws.items) * ws.splits * cfg.rows();
     ws.countersOff = 0;
@@ -159,7 +173,8 @@ std::atomic<bool> peerMerge{true};
 std::atomic<uint32_t> peerWaitNs{2000000};
 } // namespace
 
-std::atomic<uint64_t> clusterMergeLaunches{0}, peerMergeLaunches{0};
+std::atomic<uint64_t> clusterMergeLaunches{0}, peerMergeLaunches{0},
+    persistentLaunches{0};
 
 int maxActiveClusters(const void *kernel, int threads, size_t smem,
                       int clusterX) {
@@ -286,6 +301,18 @@ uint64_t attentionPeerMergeLaunches() {
   return attention_detail::peerMergeLaunches.load(std::memory_order_relaxed);
 }
 
+bool attentionPersistentEnabled() {
+  return attention_detail::persistent.load(std::memory_order_relaxed);
+}
+
+void setAttentionPersistentEnabled(bool enabled) {
+  attention_detail::persistent.store(enabled, std::memory_order_relaxed);
+}
+
+uint64_t attentionPersistentLaunches() {
+  return attention_detail::persistentLaunches.load(std::memory_order_relaxed);
+}
+
 int32_t attentionTensorCopyRows(AttentionKind kind, const AttentionDims &dims,
                                 const KvCacheView &cache, int64_t maxQLen) {
   using namespace attention_detail;
@@ -320,6 +347,9 @@ size_t attentionWorkspaceBound(AttentionKind kind, const AttentionDims &dims) {
     const int64_t slots = blockSlots(cfg, dims.headDim);
     bound = std::max(bound, workspaceBytes(cfg, slots, 1, dims.headDim));
   }
+  // A persistent grid's two counters (prefill and extend, 128-key stages).
+  if (kind == AttentionKind::Prefill || kind == AttentionKind::Extend)
+    bound = std::max(bound, attention_detail::alignUp(2 * sizeof(int32_t)));
   return bound;
 }
 

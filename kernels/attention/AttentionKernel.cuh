@@ -97,28 +97,75 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   const int tid = threadIdx.x, lane = tid & 31;
   const bool producer = tid < NTP;
   const int ctid = producer ? 0 : tid - NTP, warp = ctid >> 5;
-  // Last row tiles first: under a causal mask they see the most keys, and
-  // started last they would run alone at the end of the grid.
   const bool clustered = WG && p.clusterMerge;
-  const int rowTile =
-      p.rowTiles - 1 -
-      int(clustered ? blockIdx.x / p.numSplits : blockIdx.x % p.rowTiles);
-  const int split =
-      clustered ? blockIdx.x % p.numSplits : blockIdx.x / p.rowTiles;
-  const int kvHead = blockIdx.y;
-  const int64_t b = blockIdx.z;
   const int G = p.group;
+  // Persistent (p.persistItems > 0; 128-key stages, one split, launcher's
+  // choice): a grid of the blocks the GPU holds at once, each taking items
+  // one after another, so that an item's Q and first tiles stream in under
+  // the previous item's last products and end instead of after a block
+  // start. Items go in the order of the grid of one block per item (row
+  // tiles of a kv head adjacent, the heaviest first: they share their keys
+  // in L2), block j taking item j first and then the next one not yet
+  // taken (a counter in the workspace), so that blocks that drew light
+  // items take more. The producer walks the items; the compute warps get
+  // each from it through shared memory.
+  const bool persist = QS && p.persistItems > 0;
+  int32_t item = int32_t(blockIdx.x); // persistent: the block's item
+  int rowTile, split, kvHead;
+  int64_t b;
+  // Places item L (persistent) or the block's item; false when there is no
+  // such item.
+  auto locate = [&](int32_t L, int &rt, int &sp, int &kh, int64_t &bb) -> bool {
+    // Without branches: each would make the persistent loops' control flow
+    // look divergent to the compiler, which then keeps their uniform
+    // values (stage addresses, descriptors) in ordinary registers.
+    const int32_t j = int32_t(blockIdx.x), x = L % p.rowTiles,
+                  hb = L / p.rowTiles;
+    // Non-persistent: last row tiles first, as above.
+    rt = p.rowTiles - 1 -
+         (persist     ? x
+          : clustered ? j / p.numSplits
+                      : j % p.rowTiles);
+    sp = persist ? 0 : clustered ? j % p.numSplits : j / p.rowTiles;
+    kh = persist ? hb % p.numKvHeads : int(blockIdx.y);
+    bb = persist ? hb / p.numKvHeads : int64_t(blockIdx.z);
+    return !persist || L < p.persistItems;
+  };
+  auto placeItem = [&] { return locate(item, rowTile, split, kvHead, b); };
 
   // wgmma path: full[s] completes when the producer's copies of the tile in
   // stage s have landed (NTP arrivals: each thread's cp.async arrival, or
   // for tensor copies plain arrivals and one that expects the tile's
   // bytes), empty[s] when every compute warp has read it (NWARP arrivals);
-  // QS: qBar when the producer's copies of Q have landed.
-  __shared__ __align__(8) uint64_t stageBars[WG ? 2 * NST + 1 : 1];
+  // QS: qBar when the producer's copies of an item's Q have landed, qFree
+  // when every compute warp's last product with it is done (NWARP
+  // arrivals: the next item's Q may overwrite it).
+  __shared__ __align__(8) uint64_t stageBars[WG ? 2 * NST + 4 : 1];
   const uint32_t fullBar =
       static_cast<uint32_t>(__cvta_generic_to_shared(stageBars));
   const uint32_t emptyBar = fullBar + 8 * NST;
-  const uint32_t qBar = emptyBar + 8 * NST;
+  const uint32_t qBar = emptyBar + 8 * NST, qFreeBar = qBar + 8,
+                 itemBar = qBar + 16;
+  // QS: the producer hands each item to the compute warps through slot
+  // k % 2 (itemBar + 8 * (k % 2) completes when item k is written; a
+  // negative row tile: no more items), so that they start it without
+  // global loads or divisions of their own.
+  enum {
+    kRowTile,
+    kSplit,
+    kKvHead,
+    kSeq,
+    kQBegin,
+    kPrefix,
+    kRows,
+    kKs,
+    kKe,
+    kTiles,
+    kTileBase,
+    kSlotInts
+  };
+  __shared__ int32_t sItem[QS ? 2 : 1][kSlotInts];
+  __shared__ int32_t sTicket[2];
   // Initialised before the lengths are read: the fence's latency then
   // passes under theirs (both precede the block barrier below).
   if (WG && tid == 0) {
@@ -126,53 +173,87 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       mbarInit(fullBar + 8 * s, NTP);
       mbarInit(emptyBar + 8 * s, NWARP);
     }
-    if (QS)
+    if (QS) {
       mbarInit(qBar, NTP);
+      mbarInit(qFreeBar, NWARP);
+      mbarInit(itemBar, 1);
+      mbarInit(itemBar + 8, 1);
+    }
     mbarInitFence(); // tensor copies complete on the full barriers
   }
 
-  const int32_t qBegin = __ldg(p.cuQLens + b);
-  const int32_t qLen = __ldg(p.cuQLens + b + 1) - qBegin;
-  int32_t kvLen = __ldg(p.kvLens + b);
-  if (kvLen < qLen) // malformed; never read unwritten slots beyond qLen
-    kvLen = qLen;
-  const int32_t prefix = kvLen - qLen;
-  const int32_t rowsTotal = qLen * G;
-  const int32_t row0 = rowTile * ROWS;
-  if (row0 >= rowsTotal) {
-    pdlWait(); // no block leaves before the wait (Pdl.cuh)
-    return;    // the whole item (every split) leaves: counters untouched
-  }
-  const int32_t tokLo = row0 / G;
-  const int32_t tokHi = (min(row0 + ROWS, rowsTotal) - 1) / G;
+  // The item's rows and key range. Causal rows end at their own slot, tree
+  // rows at their own slot too (a parent precedes its children, see
+  // Attention.h); a window starts at the smallest query position - W + 1.
+  int32_t qBegin, qLen, kvLen, prefix, rowsTotal, row0, tokLo, tokHi, ks, ke,
+      nTiles;
+  int64_t headRow, contigRow; // the kv head's rows in a page, a sequence
   const bool tree = p.parentIds != nullptr;
   // Positions come only with trees (checked at launch), which never take
   // 128-key stages: without them that configuration fits its registers.
-  const int32_t *pos = !QS && p.positions ? p.positions + qBegin : nullptr;
-
-  // Key range of the item: causal rows end at their own slot, tree rows at
-  // their own slot too (a parent precedes its children, see Attention.h);
-  // a window starts at the smallest query position - W + 1.
-  int32_t kvEnd = min(kvLen, prefix + tokHi + 1);
-  int32_t kvStart = 0;
-  if (p.window > 0) {
-    if (tid == 0)
-      sInfo[0] = 0x7fffffff;
-    __syncthreads();
-    if (tid <= tokHi - tokLo) {
-      int32_t t = tokLo + tid;
-      atomicMin(&sInfo[0], pos ? __ldg(pos + t) : prefix + t);
+  const int32_t *pos = nullptr;
+  // Reads the item's lengths; false when it has no rows (an item past a
+  // shorter sequence's end).
+  auto setItem = [&]() -> bool {
+    qBegin = __ldg(p.cuQLens + b);
+    qLen = __ldg(p.cuQLens + b + 1) - qBegin;
+    kvLen = __ldg(p.kvLens + b);
+    if constexpr (QS) {
+      qBegin = __reduce_max_sync(0xffffffffu, qBegin);
+      qLen = __reduce_max_sync(0xffffffffu, qLen);
+      kvLen = __reduce_max_sync(0xffffffffu, kvLen);
     }
-    __syncthreads();
-    kvStart = max(0, sInfo[0] - p.window + 1);
-    if (pos) // new keys are placed by their positions, not their slots
-      kvStart = min(kvStart, prefix);
+    if (kvLen < qLen) // malformed; never read unwritten slots beyond qLen
+      kvLen = qLen;
+    prefix = kvLen - qLen;
+    rowsTotal = qLen * G;
+    row0 = rowTile * ROWS;
+    if (!QS && row0 >= rowsTotal)
+      return false;
+    tokLo = row0 / G;
+    tokHi = (min(row0 + ROWS, rowsTotal) - 1) / G;
+    pos = !QS && p.positions ? p.positions + qBegin : nullptr;
+    const int32_t kvEnd = min(kvLen, prefix + tokHi + 1);
+    int32_t kvStart = 0;
+    if (p.window > 0) {
+      if constexpr (QS) {
+        // No positions: the smallest is the first row's slot (and no block
+        // barrier, which a persistent block's roles could not share).
+        kvStart = max(0, prefix + tokLo - p.window + 1);
+      } else {
+        if (tid == 0)
+          sInfo[0] = 0x7fffffff;
+        __syncthreads();
+        if (tid <= tokHi - tokLo) {
+          int32_t t = tokLo + tid;
+          atomicMin(&sInfo[0], pos ? __ldg(pos + t) : prefix + t);
+        }
+        __syncthreads();
+        kvStart = max(0, sInfo[0] - p.window + 1);
+        if (pos) // new keys are placed by their positions, not their slots
+          kvStart = min(kvStart, prefix);
+      }
+    }
+    const int32_t range = max(kvEnd - kvStart, 0);
+    int32_t chunk = (range + p.numSplits - 1) / p.numSplits;
+    chunk = (chunk + SK - 1) / SK * SK;
+    ks = min(kvStart + split * chunk, kvEnd);
+    ke = min(ks + chunk, kvEnd);
+    nTiles = (ke - ks + SK - 1) / SK;
+    headRow = int64_t(kvHead) * p.blockSize;
+    contigRow = (b * 2 * p.numKvHeads + kvHead) * int64_t(p.capacity);
+    return row0 < rowsTotal;
+  };
+  // A persistent block whose first item has no rows takes the next
+  // (producer, below).
+  placeItem();
+  if (!setItem() && !persist) {
+    pdlWait(); // no block leaves before the wait (Pdl.cuh)
+    return;    // the whole item (every split) leaves: counters untouched
   }
-  const int32_t range = max(kvEnd - kvStart, 0);
-  int32_t chunk = (range + p.numSplits - 1) / p.numSplits;
-  chunk = (chunk + SK - 1) / SK * SK;
-  const int32_t ks = min(kvStart + split * chunk, kvEnd);
-  const int32_t ke = min(ks + chunk, kvEnd);
+  // Tiles of this block's earlier items: stage and barrier phase of tile t
+  // of the item are those of tile tileBase + t (persistent).
+  int32_t tileBase = 0;
 
   uint32_t smemBase = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   if (WG) // swizzle atoms at 1024-byte boundaries (1 KB more is allocated)
@@ -228,9 +309,6 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       inBlock = s - logical * p.blockSize;
     }
   };
-  const int64_t headRow = int64_t(kvHead) * p.blockSize;
-  const int64_t contigRow =
-      (b * 2 * p.numKvHeads + kvHead) * int64_t(p.capacity);
   using Lookup = int32_t[KEYS_PER_THREAD];
   // The raw block id (paged) of each of this thread's keys of a tile; the
   // offset is formed only when the copies are issued.
@@ -287,7 +365,6 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     }
   };
 
-  const int nTiles = (ke - ks + SK - 1) / SK;
   Lookup next; // block ids of the next tile to be issued
   // QS: the block's Q tile [ROWS][D] after the stages, laid out like a K
   // tile (column halves of 128-byte swizzled rows).
@@ -311,11 +388,30 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
           waited = true;
         }
       };
-      if constexpr (QS) {
+      // QS: an item's Q first, one row per producer thread: the compute
+      // warpgroups' first products wait for it. Rows past the item are
+      // zero. A persistent block's later items wait until the compute
+      // warps' last products with the previous Q are done.
+      auto issueQ = [&](int done) {
         waitOnce();
-        // Q first, one row per producer thread: the compute warpgroups'
-        // first products wait for it. Rows past the item are zero.
-        static_assert(ROWS == NTP, "a producer thread per row of Q");
+        if (done > 0)
+          mbarWait(qFreeBar, (done - 1) & 1);
+        if (tid == 0) {
+          int32_t *slot = sItem[done & 1];
+          slot[kRowTile] = rowTile;
+          slot[kSplit] = split;
+          slot[kKvHead] = kvHead;
+          slot[kSeq] = int32_t(b);
+          slot[kQBegin] = qBegin;
+          slot[kPrefix] = prefix;
+          slot[kRows] = rowsTotal;
+          slot[kKs] = ks;
+          slot[kKe] = ke;
+          slot[kTiles] = nTiles;
+          slot[kTileBase] = tileBase;
+          mbarArrive(itemBar + 8 * (done & 1));
+        }
+        static_assert(!QS || ROWS == NTP, "a producer thread per row of Q");
         const int32_t row = row0 + tid;
         const bool valid = row < rowsTotal;
         const int32_t tok = valid ? row / G : 0;
@@ -328,7 +424,35 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
                                      ((ch % 8) ^ (tid & 7)) * 16),
                     src + ch * 8, valid);
         cpAsyncArriveNoinc(qBar);
-      }
+      };
+      // Persistent: the block's next item, the first not yet taken, to
+      // every producer thread (thread 0 takes it; two buffers, a barrier
+      // of the producer warps between).
+      int tk = 0;
+      auto takeItem = [&] {
+        if (tid == 0)
+          sTicket[tk] = atomicAdd(p.counters, 1) + int32_t(gridDim.x);
+        namedBarSync(4, NTP);
+        item = sTicket[tk];
+        tk ^= 1;
+      };
+      // Persistent: the Q rows of the block's next item into L2, an item
+      // ahead, so that their copies (after the compute warps are done
+      // with this item's Q) read L2 instead of device memory.
+      auto prefetchNextQ = [&] {
+        int rt, sp, kh;
+        int64_t bb;
+        if (!locate(item, rt, sp, kh, bb))
+          return;
+        const int32_t qb = __ldg(p.cuQLens + bb),
+                      rows = (__ldg(p.cuQLens + bb + 1) - qb) * G,
+                      row = rt * ROWS + tid;
+        if (row < rows) {
+          const int32_t tok = row / G, g = row - tok * G;
+          prefetchL2(p.q + ((int64_t(qb) + tok) * p.numQHeads + kh * G + g) * D,
+                     D * 2);
+        }
+      };
       // The copy loop per cache layout (contiguous, paged with a
       // power-of-two block size, other paged): the layout tests are made
       // once instead of per key, where they had made the producer issue
@@ -357,7 +481,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
             (L == 0 || (ks & (p.bulkRows - 1)) == 0))
           nBulk = (ke - ks) / SK;
         for (int t = 0; t < nBulk; ++t) {
-          const int st = t % NST;
+          const int g = tileBase + t, st = g % NST;
           const int32_t tile0 = ks + t * SK;
           if (tile0 + SK > prefix)
             waitOnce();
@@ -374,8 +498,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
           // No wait for the first stage here (the cp.async path below
           // has one): tensor copies do not crowd the first tile's, and
           // short splits ended sooner without it.
-          if (t >= NST)
-            mbarWait(emptyBar + 8 * st, (t / NST - 1) & 1);
+          if (g >= NST)
+            mbarWait(emptyBar + 8 * st, (g / NST - 1) & 1);
           const uint32_t bar = fullBar + 8 * st;
           // An issuer's bytes are expected before its copies can land (the
           // phase cannot end before every producer thread has arrived).
@@ -396,7 +520,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
           }
         }
         for (int t = nBulk; t < nTiles; ++t) {
-          const int st = t % NST;
+          const int g = tileBase + t, st = g % NST;
           const int32_t t0 = ks + t * SK + keyInPass;
           if (ks + (t + 1) * SK > prefix)
             waitOnce();
@@ -421,10 +545,10 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
           // A block's third stage goes out only once its first has
           // landed: the first tile (and Q) then shares the memory system
           // with one more stage rather than all the others.
-          if (t == 2)
+          if (g == 2)
             mbarWait(fullBar, 0);
-          if (t >= NST)
-            mbarWait(emptyBar + 8 * st, (t / NST - 1) & 1);
+          if (g >= NST)
+            mbarWait(emptyBar + 8 * st, (g / NST - 1) & 1);
           const uint32_t kBase = smemBase + st * STAGE_BYTES;
           const uint32_t vBase = kBase + SK * D * 2;
 #pragma unroll
@@ -466,12 +590,62 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
           cpAsyncArriveNoinc(fullBar + 8 * st);
         }
       };
-      if (!p.paged)
-        produce(std::integral_constant<int, 0>{});
-      else if (p.blockShift >= 0)
-        produce(std::integral_constant<int, 1>{});
-      else
-        produce(std::integral_constant<int, 2>{});
+      // Items in turn: the block's own, then those it takes (persistent),
+      // skipping those without rows; the compute warps get each through
+      // slot done % 2, and a negative row tile once none is left.
+      for (int done = 0;;) {
+        if constexpr (QS) {
+          placeItem();
+          if (persist && !setItem()) {
+            takeItem();
+          } else {
+            if (!persist)
+              setItem();
+            issueQ(done);
+            if (!p.paged)
+              produce(std::integral_constant<int, 0>{});
+            else if (p.blockShift >= 0)
+              produce(std::integral_constant<int, 1>{});
+            else
+              produce(std::integral_constant<int, 2>{});
+            if (!persist)
+              break;
+            // The next item is claimed only now, a few tiles before it is
+            // needed: claimed when this one started, a block busy with a
+            // heavy item held the next one too, and SMs ended 87 us apart.
+            takeItem();
+            prefetchNextQ();
+            tileBase += nTiles;
+            ++done;
+          }
+          if (item >= p.persistItems) {
+            // Slot done's last reader started item done - 2, before the
+            // compute warps were done with item done - 1's Q.
+            if (tid == 0) {
+              if (done > 0)
+                mbarWait(qFreeBar, (done - 1) & 1);
+              sItem[done & 1][kRowTile] = -1;
+              mbarArrive(itemBar + 8 * (done & 1));
+              // The last block out resets the counters for the next launch
+              // (every block has taken its last item by then).
+              if (atomicAddAcqRel(p.counters + 1, 1) ==
+                  int32_t(gridDim.x) - 1) {
+                atomicExch(p.counters, 0);
+                atomicExch(p.counters + 1, 0);
+              }
+            }
+            break;
+          }
+        } else {
+          if (!p.paged)
+            produce(std::integral_constant<int, 0>{});
+          else if (p.blockShift >= 0)
+            produce(std::integral_constant<int, 1>{});
+          else
+            produce(std::integral_constant<int, 2>{});
+          break;
+        }
+      }
       // No thread leaves with copies in flight. Its copies were never
       // committed to a group (the full barriers track them), so a
       // wait_group would not cover them; wait_all does.
@@ -512,396 +686,451 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       next[j] = ahead[NST - 1][j];
   }
 
-  // Q: A fragments of each warp's 16 rows in registers (rows past the item
-  // zero), or (QS) in shared memory, copied there by the producer.
-  const int32_t wRow = row0 + (WM > 1 ? 16 * warp : 0);
-  int32_t rTok[2], rSlot[2], rPos[2];
-  bool rValid[2];
-  uint32_t qf[QS ? 1 : D / 16][4];
-  const uint32_t *qSrc[2]; // wgmma: the rows' Q (rowQFragments)
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    int32_t row = wRow + (lane >> 2) + 8 * h;
-    rValid[h] = row < rowsTotal && row < row0 + ROWS;
-    int32_t tok = rValid[h] ? row / G : 0;
-    int g = rValid[h] ? row - tok * G : 0;
-    rTok[h] = tok;
-    rSlot[h] = prefix + tok;
-    rPos[h] = pos ? __ldg(pos + tok) : rSlot[h];
-    if constexpr (!QS) {
-      const uint32_t *src = reinterpret_cast<const uint32_t *>(
-          p.q + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D);
-      if constexpr (WG) {
-        qSrc[h] = src;
-      } else {
-#pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {
-          int c = kk * 8 + (lane & 3); // uint32 index: element 2c
-          qf[kk][0 + h] = rValid[h] ? __ldg(src + c) : 0u;
-          qf[kk][2 + h] = rValid[h] ? __ldg(src + c + 4) : 0u;
-        }
-      }
+  // The compute warps' items: the block's one, or (persistent) its items
+  // in turn, as the producer walks them.
+  // Persistent: the count of items done lives in shared memory (a slot per
+  // warp) while an item runs: in a register it had spilled the main loop.
+  __shared__ int32_t sLoop[QS ? NWARP : 1];
+  if (QS && !producer)
+    sLoop[warp] = 0;
+  for (;;) {
+    if constexpr (QS) {
+      // Every value as a warp reduction: the compiler then knows it
+      // uniform and keeps what derives from it (stage addresses,
+      // descriptors) in uniform registers.
+      const int k = __reduce_max_sync(0xffffffffu, sLoop[warp]);
+      mbarWait(itemBar + 8 * (k & 1), (k >> 1) & 1);
+      const int32_t *slot = sItem[k & 1];
+      auto get = [&](int f) { return __reduce_max_sync(0xffffffffu, slot[f]); };
+      rowTile = get(kRowTile);
+      if (__any_sync(0xffffffffu, rowTile < 0))
+        break;
+      split = get(kSplit);
+      kvHead = get(kKvHead);
+      b = get(kSeq);
+      qBegin = get(kQBegin);
+      prefix = get(kPrefix);
+      rowsTotal = get(kRows);
+      ks = get(kKs);
+      ke = get(kKe);
+      nTiles = get(kTiles);
+      tileBase = get(kTileBase);
+      row0 = rowTile * ROWS;
     }
-  }
-  if constexpr (WG && !QS)
-    rowQFragments<D>(qSrc, rValid, lane, qf);
-  // Bounds over the warp's rows that decide whether a key slice needs the
-  // per-element mask.
-  int32_t wMaxPos =
-      max(rValid[0] ? rPos[0] : INT32_MIN, rValid[1] ? rPos[1] : INT32_MIN);
-  int32_t wMinSlot =
-      min(rValid[0] ? rSlot[0] : INT32_MAX, rValid[1] ? rSlot[1] : INT32_MAX);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    wMaxPos = max(wMaxPos, __shfl_xor_sync(0xffffffffu, wMaxPos, o));
-    wMinSlot = min(wMinSlot, __shfl_xor_sync(0xffffffffu, wMinSlot, o));
-  }
-
-  float o[D / 8][4];
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n)
-    o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
-  float mRow[2] = {-INFINITY, -INFINITY}, lRow[2] = {0.f, 0.f};
-
-  const int keyOff = WN > 1 ? KW * warp : 0; // this warp's keys in a stage
-  // ldmatrix addresses: a lane's row is the same in every 16-key step up to
-  // a constant, and of its chunk index only the low three bits meet the
-  // swizzle, so four offsets per operand cover every step (step i and i + 4
-  // are 128 bytes apart).
-  uint32_t kLd[4], vLd[4];
-  {
-    const int lm = lane >> 3, lr = lane & 7;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      kLd[i] = uint32_t(
-          ((keyOff + (lm >> 1) * 8 + lr) * CH + ((2 * i + (lm & 1)) ^ lr)) *
-          16);
-      vLd[i] = uint32_t(
-          ((keyOff + (lm & 1) * 8 + lr) * CH + ((2 * i + (lm >> 1)) ^ lr)) *
-          16);
-    }
-  }
-  const int32_t *parents = tree ? p.parentIds + qBegin : nullptr;
-
-  // Masks and online softmax for the scores s of the KW keys from slot tLo
-  // on (s becomes P, unnormalised); pScale receives the factor by which O
-  // must be rescaled before this tile's PV adds to it.
-  auto softmaxScores = [&](float(&s)[KW / 8][4], const int32_t tLo,
-                           float(&pScale)[2]) {
-    // Mask only where some key of the slice may be invisible: past the
-    // range, among the new tokens, or older than a row's window.
-    const bool needMask = tLo + KW > ke ||
-                          (tree ? tLo + KW > prefix : tLo + KW > wMinSlot) ||
-                          (p.window > 0 && tLo <= wMaxPos - p.window) ||
-                          (pos && tLo + KW > prefix);
-    // One test per tile, outside the element loops: most tiles need no
-    // mask, and their softmax is then free of branches.
-    if (needMask) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        // tree: bit j of anc[j / 64] = key tLo + j is an ancestor
-        uint64_t anc[(KW + 63) / 64] = {};
-        if (tree && tLo + KW > prefix) {
-          for (int32_t a = rTok[h]; a >= 0 && prefix + a >= tLo;
-               a = __ldg(parents + a)) {
-            const int32_t j = prefix + a - tLo;
-            // written per word so that anc stays in registers
-#pragma unroll
-            for (int w = 0; w < (KW + 63) / 64; ++w)
-              if (j >= 64 * w && j < min(KW, 64 * w + 64))
-                anc[w] |= 1ull << (j - 64 * w);
-          }
-        }
-#pragma unroll
-        for (int n = 0; n < KW / 8; ++n)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            int j = n * 8 + (lane & 3) * 2 + e;
-            int32_t slot = tLo + j;
-            bool vis = slot < ke;
-            if (slot >= prefix)
-              vis = vis && (tree ? ((anc[n / 8] >> (j - 64 * (n / 8))) & 1)
-                                 : slot <= rSlot[h]);
-            if (p.window > 0 && vis) {
-              int32_t kPos =
-                  slot >= prefix && pos ? __ldg(pos + (slot - prefix)) : slot;
-              vis = rPos[h] - kPos < p.window;
-            }
-            if (!vis)
-              s[n][2 * h + e] = -INFINITY;
-          }
-      }
-    }
-    // Online softmax (base 2) with the scale folded into the exponent's
-    // FMA: the maximum is taken over raw scores (the scale is positive,
-    // checked at launch) and m is kept scaled. A row that has seen nothing
-    // keeps m = -inf and uses 0 as its base so that no inf - inf appears.
-    const float c = p.scaleLog2;
+    STRATA_ATTN_TRACE_RESTART(persist);
+    // Q: A fragments of each warp's 16 rows in registers (rows past the item
+    // zero), or (QS) in shared memory, copied there by the producer.
+    const int32_t wRow = row0 + (WM > 1 ? 16 * warp : 0);
+    int32_t rTok[2], rSlot[2], rPos[2];
+    bool rValid[2];
+    uint32_t qf[QS ? 1 : D / 16][4];
+    const uint32_t *qSrc[2]; // wgmma: the rows' Q (rowQFragments)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      float mx = -INFINITY;
+      int32_t row = wRow + (lane >> 2) + 8 * h;
+      rValid[h] = row < rowsTotal && row < row0 + ROWS;
+      int32_t tok = rValid[h] ? row / G : 0;
+      int g = rValid[h] ? row - tok * G : 0;
+      rTok[h] = tok;
+      rSlot[h] = prefix + tok;
+      rPos[h] = pos ? __ldg(pos + tok) : rSlot[h];
+      if constexpr (!QS) {
+        const uint32_t *src = reinterpret_cast<const uint32_t *>(
+            p.q + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D);
+        if constexpr (WG) {
+          qSrc[h] = src;
+        } else {
 #pragma unroll
-      for (int n = 0; n < KW / 8; ++n)
-        mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float mNew = fmaxf(mRow[h], mx * c);
-      const float base = mNew == -INFINITY ? 0.f : mNew;
-      pScale[h] = mNew == mRow[h] ? 1.f : fastExp2(mRow[h] - base);
-      mRow[h] = mNew;
-      float sum = 0.f;
-#pragma unroll
-      for (int n = 0; n < KW / 8; ++n) {
-        s[n][2 * h] = fastExp2(fmaf(s[n][2 * h], c, -base));
-        s[n][2 * h + 1] = fastExp2(fmaf(s[n][2 * h + 1], c, -base));
-        sum += s[n][2 * h] + s[n][2 * h + 1];
-      }
-      lRow[h] = lRow[h] * pScale[h] + sum;
-    }
-  };
-  auto scaleO = [&](const float(&pScale)[2]) {
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
-      o[n][0] *= pScale[0];
-      o[n][1] *= pScale[0];
-      o[n][2] *= pScale[1];
-      o[n][3] *= pScale[1];
-    }
-  };
-  // Once a row's maximum has settled (most tiles after the first few) its
-  // scale is 1: a warp whose rows all kept theirs skips the rescale of O,
-  // which is the bulk of the softmax's multiplies.
-  auto needRescale = [&](const float(&pScale)[2]) {
-    return __any_sync(0xffffffffu, pScale[0] != 1.f || pScale[1] != 1.f);
-  };
-  auto rescaleO = [&](const float(&pScale)[2]) {
-    if (needRescale(pScale))
-      scaleO(pScale);
-  };
-  auto softmaxTile = [&](float(&s)[KW / 8][4], const int32_t tLo) {
-    float pScale[2];
-    softmaxScores(s, tLo, pScale);
-    rescaleO(pScale);
-  };
-  // P as the A fragments of the PV product: the S accumulators of two key
-  // n-tiles are the A fragment of one 16-key step.
-  auto packP = [&](const float(&s)[KW / 8][4], uint32_t(&a)[KW / 16][4]) {
-#pragma unroll
-    for (int kk = 0; kk < KW / 16; ++kk) {
-      a[kk][0] = Ops::pack(s[2 * kk][0], s[2 * kk][1]);
-      a[kk][1] = Ops::pack(s[2 * kk][2], s[2 * kk][3]);
-      a[kk][2] = Ops::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      a[kk][3] = Ops::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-    }
-  };
-
-  if constexpr (WG) {
-    // Warpgroups of 64 rows on wgmma, taking turns at the tensor cores
-    // (named barriers 1 and 2). In its turn a warpgroup issues the scores
-    // of tile it and then PV of tile it - 1, and hands over. It waits for
-    // the scores only and runs their softmax while its own PV and the other
-    // warpgroup's products occupy the tensor cores; then it waits for its
-    // PV, rescales O and packs P for the next turn (O and the previous P
-    // are the in-flight PV's operands until then). Stages are handed
-    // between loaders and readers by mbarriers, so neither warpgroup waits
-    // for the other except for its turn. (Waiting for both products before
-    // the softmax left the tensor cores idle for part of every softmax; in
-    // lockstep, one block barrier per tile, both warpgroups ran their
-    // softmax at the same time.)
-    const int wg = warp / 4;
-    const uint32_t myTurn = 1 + wg, otherTurn = 2 - wg;
-    float sAcc[KW / 8][4] = {};
-    uint32_t pPrev[KW / 16][4] = {}; // P of tile it - 1 (A of its PV)
-    // Turn t: wait for tile t's copies (t < nTiles) and for the turn.
-    auto turnBegin = [&](int t) {
-      if (t < nTiles)
-        mbarWait(fullBar + 8 * (t % NST), (t / NST) & 1);
-      namedBarSync(myTurn, NTC);
-      // The copies were made through the generic proxy by other threads
-      // (observed through the mbarrier); wgmma reads through the async
-      // proxy.
-      fenceProxyAsyncShared();
-      fenceOperands(o);
-      fenceOperands(pPrev);
-      fenceOperands(sAcc);
-      wgmmaFence();
-    };
-    // Descriptors of stage 0's K and V, advanced by byte offsets: the
-    // address field is computed once instead of per product.
-    const uint64_t kDesc0 = sw128Desc(smemBase, 16, 1024);
-    const uint64_t vDesc0 = sw128Desc(smemBase + SK * D * 2, SK * 128, 1024);
-    auto issuePV = [&](int t) {
-      // B = V, stored key-major (N = d contiguous): the transposed operand;
-      // 16 keys are 2048 bytes, the halves of d SK * 128 apart.
-      const uint64_t vd = descAdvance(vDesc0, (t % NST) * STAGE_BYTES);
-#pragma unroll
-      for (int kk = 0; kk < KW / 16; ++kk)
-        Wgmma<T, D, true>::run(o, pPrev[kk], descAdvance(vd, kk * 16 * 128), 1);
-      wgmmaCommit();
-    };
-    // QS: A = this warpgroup's 64 rows of Q, laid out like K.
-    const uint64_t qDesc0 = sw128Desc(qBase + wg * 64 * 128, 16, 1024);
-    auto issueS = [&](int t) {
-      // B = K (key-major rows of d): one m64nKWk16 per 16 of d, 32 bytes
-      // further into the swizzled 128-byte rows, the second 64 of d in the
-      // tile's second half (Q likewise).
-      const uint64_t kd = descAdvance(kDesc0, (t % NST) * STAGE_BYTES);
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        const uint64_t kdk =
-            descAdvance(kd, (kk / 4) * (SK * 128) + (kk % 4) * 32);
-        if constexpr (QS)
-          WgmmaSS<T, KW>::run(
-              sAcc,
-              descAdvance(qDesc0, (kk / 4) * (ROWS * 128) + (kk % 4) * 32), kdk,
-              kk > 0);
-        else
-          Wgmma<T, KW, false>::run(sAcc, qf[kk], kdk, kk > 0);
-      }
-      wgmmaCommit();
-    };
-    // Hand the turn over; warpgroup 1 skips its last hand-over, which
-    // nobody waits for.
-    auto handOver = [&](int t) {
-      if (wg == 0 || t < nTiles)
-        namedBarArrive(otherTurn, NTC);
-    };
-    // Once PV of tile t - 1 is done and O rescaled: P and stage t - 1 are
-    // free.
-    auto afterPV = [&](int t) {
-      fenceOperands(o);
-      fenceOperands(pPrev);
-      packP(sAcc, pPrev);
-      if (t > 0 && lane == 0)
-        mbarArrive(emptyBar + 8 * ((t - 1) % NST));
-    };
-    // The first and last turns are peeled so that no wgmma sits under a
-    // branch (ptxas serializes wgmma on divergent paths).
-    if (nTiles > 0) {
-      if (wg == 1)
-        namedBarArrive(1, NTC); // warpgroup 0 goes first
-      float pScale[2];
-      if constexpr (QS)
-        mbarWait(qBar, 0); // turnBegin's proxy fence covers Q as well
-      turnBegin(0);
-      STRATA_ATTN_TRACE_MARK(true, 1);
-      issueS(0);
-      handOver(0);
-      wgmmaWaitAll();
-      fenceOperands(sAcc);
-      softmaxScores(sAcc, ks, pScale);
-      rescaleO(pScale);
-      afterPV(0);
-      for (int it = 1; it < nTiles; ++it) {
-        turnBegin(it);
-        issueS(it);
-        issuePV(it - 1);
-        handOver(it);
-        wgmmaWait<1>(); // the scores of tile it
-        fenceOperands(sAcc);
-        softmaxScores(sAcc, ks + it * SK, pScale);
-        // PV of tile it - 1. The wait sits behind a branch on the softmax's
-        // result: ptxas schedules a wgmma wait as early as its basic block
-        // allows, and in the softmax's block it had gone ahead of the
-        // exponentials, so that the softmax never ran under this PV.
-        if (needRescale(pScale)) {
-          wgmmaWaitAll();
-          fenceOperands(o);
-          scaleO(pScale);
+          for (int kk = 0; kk < D / 16; ++kk) {
+            int c = kk * 8 + (lane & 3); // uint32 index: element 2c
+            qf[kk][0 + h] = rValid[h] ? __ldg(src + c) : 0u;
+            qf[kk][2 + h] = rValid[h] ? __ldg(src + c + 4) : 0u;
+          }
         }
-        wgmmaWaitAll();
-        afterPV(it);
       }
-      turnBegin(nTiles);
-      issuePV(nTiles - 1);
-      handOver(nTiles);
-      wgmmaWaitAll();
-      fenceOperands(o);
-      if (lane == 0)
-        mbarArrive(emptyBar + 8 * ((nTiles - 1) % NST));
-      STRATA_ATTN_TRACE_MARK(true, 2);
     }
-  } else {
-    for (int it = 0; it < nTiles; ++it) {
-      if (it + NST - 1 < nTiles)
-        loadStage(it + NST - 1, (it + NST - 1) % NST, next);
-      cpAsyncCommit();
-      if (it + NST < nTiles)
-        lookupStage(it + NST, next); // used by the next iteration's copies
-      cpAsyncWait<NST - 1>();
-      __syncthreads();
-      STRATA_ATTN_TRACE_MARK(it == 0, 1);
-      const uint32_t kBase = smemBase + (it % NST) * STAGE_BYTES;
-      const uint32_t vBase = kBase + SK * D * 2;
-      const int32_t tLo = ks + it * SK + keyOff; // slot of this warp's key 0
+    if constexpr (WG && !QS)
+      rowQFragments<D>(qSrc, rValid, lane, qf);
+    // Bounds over the warp's rows that decide whether a key slice needs the
+    // per-element mask.
+    int32_t wMaxPos =
+        max(rValid[0] ? rPos[0] : INT32_MIN, rValid[1] ? rPos[1] : INT32_MIN);
+    int32_t wMinSlot =
+        min(rValid[0] ? rSlot[0] : INT32_MAX, rValid[1] ? rSlot[1] : INT32_MAX);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      wMaxPos = max(wMaxPos, __shfl_xor_sync(0xffffffffu, wMaxPos, o));
+      wMinSlot = min(wMinSlot, __shfl_xor_sync(0xffffffffu, wMinSlot, o));
+    }
 
-      if (tLo < ke) {
-        // S = Q K^T over this warp's KW keys.
-        float s[KW / 8][4];
+    float o[D / 8][4];
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+      o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+    float mRow[2] = {-INFINITY, -INFINITY}, lRow[2] = {0.f, 0.f};
+
+    const int keyOff = WN > 1 ? KW * warp : 0; // this warp's keys in a stage
+    // ldmatrix addresses: a lane's row is the same in every 16-key step up to
+    // a constant, and of its chunk index only the low three bits meet the
+    // swizzle, so four offsets per operand cover every step (step i and i + 4
+    // are 128 bytes apart).
+    uint32_t kLd[4], vLd[4];
+    {
+      const int lm = lane >> 3, lr = lane & 7;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        kLd[i] = uint32_t(
+            ((keyOff + (lm >> 1) * 8 + lr) * CH + ((2 * i + (lm & 1)) ^ lr)) *
+            16);
+        vLd[i] = uint32_t(
+            ((keyOff + (lm & 1) * 8 + lr) * CH + ((2 * i + (lm >> 1)) ^ lr)) *
+            16);
+      }
+    }
+    const int32_t *parents = tree ? p.parentIds + qBegin : nullptr;
+
+    // Masks and online softmax for the scores s of the KW keys from slot tLo
+    // on (s becomes P, unnormalised); pScale receives the factor by which O
+    // must be rescaled before this tile's PV adds to it.
+    auto softmaxScores = [&](float(&s)[KW / 8][4], const int32_t tLo,
+                             float(&pScale)[2]) {
+      // Mask only where some key of the slice may be invisible: past the
+      // range, among the new tokens, or older than a row's window.
+      const bool needMask = tLo + KW > ke ||
+                            (tree ? tLo + KW > prefix : tLo + KW > wMinSlot) ||
+                            (p.window > 0 && tLo <= wMaxPos - p.window) ||
+                            (pos && tLo + KW > prefix);
+      // One test per tile, outside the element loops: most tiles need no
+      // mask, and their softmax is then free of branches.
+      if (needMask) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          // tree: bit j of anc[j / 64] = key tLo + j is an ancestor
+          uint64_t anc[(KW + 63) / 64] = {};
+          if (tree && tLo + KW > prefix) {
+            for (int32_t a = rTok[h]; a >= 0 && prefix + a >= tLo;
+                 a = __ldg(parents + a)) {
+              const int32_t j = prefix + a - tLo;
+              // written per word so that anc stays in registers
+#pragma unroll
+              for (int w = 0; w < (KW + 63) / 64; ++w)
+                if (j >= 64 * w && j < min(KW, 64 * w + 64))
+                  anc[w] |= 1ull << (j - 64 * w);
+            }
+          }
+#pragma unroll
+          for (int n = 0; n < KW / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              int j = n * 8 + (lane & 3) * 2 + e;
+              int32_t slot = tLo + j;
+              bool vis = slot < ke;
+              if (slot >= prefix)
+                vis = vis && (tree ? ((anc[n / 8] >> (j - 64 * (n / 8))) & 1)
+                                   : slot <= rSlot[h]);
+              if (p.window > 0 && vis) {
+                int32_t kPos =
+                    slot >= prefix && pos ? __ldg(pos + (slot - prefix)) : slot;
+                vis = rPos[h] - kPos < p.window;
+              }
+              if (!vis)
+                s[n][2 * h + e] = -INFINITY;
+            }
+        }
+      }
+      // Online softmax (base 2) with the scale folded into the exponent's
+      // FMA: the maximum is taken over raw scores (the scale is positive,
+      // checked at launch) and m is kept scaled. A row that has seen nothing
+      // keeps m = -inf and uses 0 as its base so that no inf - inf appears.
+      const float c = p.scaleLog2;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float mx = -INFINITY;
 #pragma unroll
         for (int n = 0; n < KW / 8; ++n)
-          s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+          mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float mNew = fmaxf(mRow[h], mx * c);
+        const float base = mNew == -INFINITY ? 0.f : mNew;
+        pScale[h] = mNew == mRow[h] ? 1.f : fastExp2(mRow[h] - base);
+        mRow[h] = mNew;
+        float sum = 0.f;
+#pragma unroll
+        for (int n = 0; n < KW / 8; ++n) {
+          s[n][2 * h] = fastExp2(fmaf(s[n][2 * h], c, -base));
+          s[n][2 * h + 1] = fastExp2(fmaf(s[n][2 * h + 1], c, -base));
+          sum += s[n][2 * h] + s[n][2 * h + 1];
+        }
+        lRow[h] = lRow[h] * pScale[h] + sum;
+      }
+    };
+    auto scaleO = [&](const float(&pScale)[2]) {
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        o[n][0] *= pScale[0];
+        o[n][1] *= pScale[0];
+        o[n][2] *= pScale[1];
+        o[n][3] *= pScale[1];
+      }
+    };
+    // Once a row's maximum has settled (most tiles after the first few) its
+    // scale is 1: a warp whose rows all kept theirs skips the rescale of O,
+    // which is the bulk of the softmax's multiplies.
+    auto needRescale = [&](const float(&pScale)[2]) {
+      return __any_sync(0xffffffffu, pScale[0] != 1.f || pScale[1] != 1.f);
+    };
+    auto rescaleO = [&](const float(&pScale)[2]) {
+      if (needRescale(pScale))
+        scaleO(pScale);
+    };
+    auto softmaxTile = [&](float(&s)[KW / 8][4], const int32_t tLo) {
+      float pScale[2];
+      softmaxScores(s, tLo, pScale);
+      rescaleO(pScale);
+    };
+    // P as the A fragments of the PV product: the S accumulators of two key
+    // n-tiles are the A fragment of one 16-key step.
+    auto packP = [&](const float(&s)[KW / 8][4], uint32_t(&a)[KW / 16][4]) {
+#pragma unroll
+      for (int kk = 0; kk < KW / 16; ++kk) {
+        a[kk][0] = Ops::pack(s[2 * kk][0], s[2 * kk][1]);
+        a[kk][1] = Ops::pack(s[2 * kk][2], s[2 * kk][3]);
+        a[kk][2] = Ops::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+        a[kk][3] = Ops::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+      }
+    };
+
+    if constexpr (WG) {
+      // Warpgroups of 64 rows on wgmma, taking turns at the tensor cores
+      // (named barriers 1 and 2). In its turn a warpgroup issues the scores
+      // of tile it and then PV of tile it - 1, and hands over. It waits for
+      // the scores only and runs their softmax while its own PV and the other
+      // warpgroup's products occupy the tensor cores; then it waits for its
+      // PV, rescales O and packs P for the next turn (O and the previous P
+      // are the in-flight PV's operands until then). Stages are handed
+      // between loaders and readers by mbarriers, so neither warpgroup waits
+      // for the other except for its turn. (Waiting for both products before
+      // the softmax left the tensor cores idle for part of every softmax; in
+      // lockstep, one block barrier per tile, both warpgroups ran their
+      // softmax at the same time.)
+      const int wg = warp / 4;
+      const uint32_t myTurn = 1 + wg, otherTurn = 2 - wg;
+      float sAcc[KW / 8][4] = {};
+      uint32_t pPrev[KW / 16][4] = {}; // P of tile it - 1 (A of its PV)
+      // Turn t: wait for tile t's copies (t < nTiles) and for the turn.
+      auto turnBegin = [&](int t) {
+        if (t < nTiles)
+          mbarWait(fullBar + 8 * ((tileBase + t) % NST),
+                   ((tileBase + t) / NST) & 1);
+        namedBarSync(myTurn, NTC);
+        // The copies were made through the generic proxy by other threads
+        // (observed through the mbarrier); wgmma reads through the async
+        // proxy.
+        fenceProxyAsyncShared();
+        fenceOperands(o);
+        fenceOperands(pPrev);
+        fenceOperands(sAcc);
+        wgmmaFence();
+      };
+      // Descriptors of stage 0's K and V, advanced by byte offsets: the
+      // address field is computed once instead of per product.
+      const uint64_t kDesc0 = sw128Desc(smemBase, 16, 1024);
+      const uint64_t vDesc0 = sw128Desc(smemBase + SK * D * 2, SK * 128, 1024);
+      auto issuePV = [&](int t) {
+        // B = V, stored key-major (N = d contiguous): the transposed operand;
+        // 16 keys are 2048 bytes, the halves of d SK * 128 apart.
+        const uint64_t vd =
+            descAdvance(vDesc0, ((tileBase + t) % NST) * STAGE_BYTES);
+#pragma unroll
+        for (int kk = 0; kk < KW / 16; ++kk)
+          Wgmma<T, D, true>::run(o, pPrev[kk], descAdvance(vd, kk * 16 * 128),
+                                 1);
+        wgmmaCommit();
+      };
+      // QS: A = this warpgroup's 64 rows of Q, laid out like K.
+      const uint64_t qDesc0 = sw128Desc(qBase + wg * 64 * 128, 16, 1024);
+      auto issueS = [&](int t) {
+        // B = K (key-major rows of d): one m64nKWk16 per 16 of d, 32 bytes
+        // further into the swizzled 128-byte rows, the second 64 of d in the
+        // tile's second half (Q likewise).
+        const uint64_t kd =
+            descAdvance(kDesc0, ((tileBase + t) % NST) * STAGE_BYTES);
 #pragma unroll
         for (int kk = 0; kk < D / 16; ++kk) {
-#pragma unroll
-          for (int nb = 0; nb < KW / 16; ++nb) {
-            uint32_t bf[4];
-            ldmatrixX4(bf, kBase + kLd[kk % 4] + (kk / 4) * 128 +
-                               nb * 16 * CH * 16);
-            mma16816<T>(s[2 * nb], qf[kk], bf[0], bf[1]);
-            mma16816<T>(s[2 * nb + 1], qf[kk], bf[2], bf[3]);
-          }
+          const uint64_t kdk =
+              descAdvance(kd, (kk / 4) * (SK * 128) + (kk % 4) * 32);
+          if constexpr (QS)
+            WgmmaSS<T, KW>::run(
+                sAcc,
+                descAdvance(qDesc0, (kk / 4) * (ROWS * 128) + (kk % 4) * 32),
+                kdk, kk > 0);
+          else
+            Wgmma<T, KW, false>::run(sAcc, qf[kk], kdk, kk > 0);
         }
-        softmaxTile(s, tLo);
-        uint32_t a[KW / 16][4];
-        packP(s, a);
-#pragma unroll
-        for (int kk = 0; kk < KW / 16; ++kk) {
-#pragma unroll
-          for (int nd = 0; nd < D / 16; ++nd) {
-            uint32_t bf[4];
-            ldmatrixX4Trans(bf, vBase + vLd[nd % 4] + (nd / 4) * 128 +
-                                    kk * 16 * CH * 16);
-            mma16816<T>(o[2 * nd], a[kk], bf[0], bf[1]);
-            mma16816<T>(o[2 * nd + 1], a[kk], bf[2], bf[3]);
+        wgmmaCommit();
+      };
+      // Hand the turn over; warpgroup 1 skips its last hand-over, which
+      // nobody waits for.
+      auto handOver = [&](int t) {
+        if (wg == 0 || t < nTiles)
+          namedBarArrive(otherTurn, NTC);
+      };
+      // Once PV of tile t - 1 is done and O rescaled: P and stage t - 1 are
+      // free.
+      auto afterPV = [&](int t) {
+        fenceOperands(o);
+        fenceOperands(pPrev);
+        packP(sAcc, pPrev);
+        if (t > 0 && lane == 0)
+          mbarArrive(emptyBar + 8 * ((tileBase + t - 1) % NST));
+      };
+      // The first and last turns are peeled so that no wgmma sits under a
+      // branch (ptxas serializes wgmma on divergent paths).
+      if (nTiles > 0) {
+        if (wg == 1)
+          namedBarArrive(1, NTC); // warpgroup 0 goes first
+        float pScale[2];
+        if constexpr (QS)
+          mbarWait(qBar, sLoop[warp] & 1); // turnBegin's fence covers Q
+        turnBegin(0);
+        STRATA_ATTN_TRACE_MARK(true, 1);
+        issueS(0);
+        handOver(0);
+        wgmmaWaitAll();
+        if constexpr (QS)
+          mbarArriveIf(qFreeBar, nTiles == 1 && lane == 0);
+        fenceOperands(sAcc);
+        softmaxScores(sAcc, ks, pScale);
+        rescaleO(pScale);
+        afterPV(0);
+        for (int it = 1; it < nTiles; ++it) {
+          turnBegin(it);
+          issueS(it);
+          issuePV(it - 1);
+          handOver(it);
+          wgmmaWait<1>(); // the scores of tile it
+          // The item's last scores: its Q is free (an arrival under a
+          // predicate, not a branch, which would move the waits).
+          if constexpr (QS)
+            mbarArriveIf(qFreeBar, it == nTiles - 1 && lane == 0);
+          fenceOperands(sAcc);
+          softmaxScores(sAcc, ks + it * SK, pScale);
+          // PV of tile it - 1. The wait sits behind a branch on the softmax's
+          // result: ptxas schedules a wgmma wait as early as its basic block
+          // allows, and in the softmax's block it had gone ahead of the
+          // exponentials, so that the softmax never ran under this PV.
+          if (needRescale(pScale)) {
+            wgmmaWaitAll();
+            fenceOperands(o);
+            scaleO(pScale);
           }
+          wgmmaWaitAll();
+          afterPV(it);
         }
+        turnBegin(nTiles);
+        issuePV(nTiles - 1);
+        handOver(nTiles);
+        wgmmaWaitAll();
+        fenceOperands(o);
+        if (lane == 0)
+          mbarArrive(emptyBar + 8 * ((tileBase + nTiles - 1) % NST));
+        STRATA_ATTN_TRACE_MARK(true, 2);
       }
-      __syncthreads();
-    }
-    STRATA_ATTN_TRACE_MARK(true, 2);
-  }
-  // From here on only compute threads remain (the producer has left); the
-  // stages become the epilogue's buffer (decode, rows merged in a cluster)
-  // once every warp is done with them.
-  cpAsyncWait<0>();
-  if (!WG)
-    __syncthreads();
-  else if (clustered) // the end stages O in shared memory
-    namedBarSync(3, NTC);
+    } else {
+      for (int it = 0; it < nTiles; ++it) {
+        if (it + NST - 1 < nTiles)
+          loadStage(it + NST - 1, (it + NST - 1) % NST, next);
+        cpAsyncCommit();
+        if (it + NST < nTiles)
+          lookupStage(it + NST, next); // used by the next iteration's copies
+        cpAsyncWait<NST - 1>();
+        __syncthreads();
+        STRATA_ATTN_TRACE_MARK(it == 0, 1);
+        const uint32_t kBase = smemBase + (it % NST) * STAGE_BYTES;
+        const uint32_t vBase = kBase + SK * D * 2;
+        const int32_t tLo = ks + it * SK + keyOff; // slot of this warp's key 0
 
-  const int64_t item =
-      (b * p.numKvHeads + kvHead) * int64_t(p.rowTiles) + rowTile;
-  using Partial = std::conditional_t<WG, uint16_t, float>;
-  const bool viaGlobal = p.numSplits > 1 && !clustered;
-  Partial *partO = viaGlobal ? static_cast<Partial *>(p.partO) +
-                                   (item * p.numSplits + split) * ROWS * D
-                             : nullptr;
-  float *partLse =
-      viaGlobal ? p.partLse + (item * p.numSplits + split) * ROWS : nullptr;
-  const int validRows = min(ROWS, rowsTotal - row0);
-  if constexpr (WG) { // rows: merged in a cluster, by their blocks or a kernel
-    rowsEpilogue<T, D, ROWS, NTC>(p, o, mRow, lRow, smem, warp, lane, ctid,
-                                  row0, validRows, qBegin, kvHead, partO,
-                                  partLse, clustered);
-    if (viaGlobal && p.peerMerge)
-      peerMergeRows<T, D, ROWS, NTC>(p, ctid, split, item, row0, validRows,
-                                     qBegin, kvHead, &sInfo[1]);
-  } else
-    decodeEpilogue<T, D, WN, NTC>(p, o, mRow, lRow, rValid, smem, warp, lane,
-                                  ctid, row0, validRows, qBegin, kvHead, item,
-                                  partO, partLse, &sInfo[1]);
-  STRATA_ATTN_TRACE_END(ctid == 0, nTiles);
+        if (tLo < ke) {
+          // S = Q K^T over this warp's KW keys.
+          float s[KW / 8][4];
+#pragma unroll
+          for (int n = 0; n < KW / 8; ++n)
+            s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+          for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+            for (int nb = 0; nb < KW / 16; ++nb) {
+              uint32_t bf[4];
+              ldmatrixX4(bf, kBase + kLd[kk % 4] + (kk / 4) * 128 +
+                                 nb * 16 * CH * 16);
+              mma16816<T>(s[2 * nb], qf[kk], bf[0], bf[1]);
+              mma16816<T>(s[2 * nb + 1], qf[kk], bf[2], bf[3]);
+            }
+          }
+          softmaxTile(s, tLo);
+          uint32_t a[KW / 16][4];
+          packP(s, a);
+#pragma unroll
+          for (int kk = 0; kk < KW / 16; ++kk) {
+#pragma unroll
+            for (int nd = 0; nd < D / 16; ++nd) {
+              uint32_t bf[4];
+              ldmatrixX4Trans(bf, vBase + vLd[nd % 4] + (nd / 4) * 128 +
+                                      kk * 16 * CH * 16);
+              mma16816<T>(o[2 * nd], a[kk], bf[0], bf[1]);
+              mma16816<T>(o[2 * nd + 1], a[kk], bf[2], bf[3]);
+            }
+          }
+        }
+        __syncthreads();
+      }
+      STRATA_ATTN_TRACE_MARK(true, 2);
+    }
+    // From here on only compute threads remain (the producer has left); the
+    // stages become the epilogue's buffer (decode, rows merged in a cluster)
+    // once every warp is done with them.
+    cpAsyncWait<0>();
+    if (!WG)
+      __syncthreads();
+    else if (clustered) // the end stages O in shared memory
+      namedBarSync(3, NTC);
+
+    const int64_t item =
+        (b * p.numKvHeads + kvHead) * int64_t(p.rowTiles) + rowTile;
+    using Partial = std::conditional_t<WG, uint16_t, float>;
+    const bool viaGlobal = p.numSplits > 1 && !clustered;
+    Partial *partO = viaGlobal ? static_cast<Partial *>(p.partO) +
+                                     (item * p.numSplits + split) * ROWS * D
+                               : nullptr;
+    float *partLse =
+        viaGlobal ? p.partLse + (item * p.numSplits + split) * ROWS : nullptr;
+    const int validRows = min(ROWS, rowsTotal - row0);
+    if constexpr (WG) { // rows: merged in a cluster, by their blocks or a
+                        // kernel
+      rowsEpilogue<T, D, ROWS, NTC>(p, o, mRow, lRow, smem, warp, lane, ctid,
+                                    row0, validRows, qBegin, kvHead, partO,
+                                    partLse, clustered);
+      if (viaGlobal && p.peerMerge)
+        peerMergeRows<T, D, ROWS, NTC>(p, ctid, split, item, row0, validRows,
+                                       qBegin, kvHead, &sInfo[1]);
+    } else
+      decodeEpilogue<T, D, WN, NTC>(p, o, mRow, lRow, rValid, smem, warp, lane,
+                                    ctid, row0, validRows, qBegin, kvHead, item,
+                                    partO, partLse, &sInfo[1]);
+    STRATA_ATTN_TRACE_END(ctid == 0, nTiles,
+                          persist ? (b * p.numKvHeads + kvHead) * p.rowTiles +
+                                        p.rowTiles - 1 - rowTile
+                                  : -1);
+    // Configurations that never run persistent leave by a warp vote: with
+    // the plain test (a constant there) ptxas kept the 64-key kernel's
+    // main-loop values out of uniform registers (17 against 25 without the
+    // item loop) and a 4 x 2048 prefill ran 10% longer. The 128-key
+    // kernel, the other way round, lost them to the vote.
+    if (!WG || (QS ? !persist : __any_sync(0xffffffffu, true)))
+      break;
+    sLoop[warp] += 1;
+  }
 }
 
 } // namespace strata::kernels::attention_detail

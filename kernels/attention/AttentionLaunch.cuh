@@ -80,8 +80,10 @@ int maxActiveClusters(const void *kernel, int threads, size_t smem,
                       int clusterX);
 /// Launches that merged their splits in clusters
 /// (attentionClusterMergeLaunches) or by their own blocks
-/// (attentionPeerMergeLaunches).
-extern std::atomic<uint64_t> clusterMergeLaunches, peerMergeLaunches;
+/// (attentionPeerMergeLaunches), and persistent ones
+/// (attentionPersistentLaunches).
+extern std::atomic<uint64_t> clusterMergeLaunches, peerMergeLaunches,
+    persistentLaunches;
 
 /// Entry checks common to every launcher (dims, pointers, alignment, the
 /// phase-specific operands). `name` prefixes the message.
@@ -93,6 +95,8 @@ struct WorkspaceLayout {
   int32_t splits = 1;
   int64_t rowTiles = 0;
   int64_t items = 0;
+  bool persist = false; // a persistent grid (attentionPersistentEnabled)
+  int64_t slots = 0;    // the blocks one wave holds (estimate)
   size_t countersOff = 0, lseOff = 0, oOff = 0, bytes = 0;
 };
 
@@ -144,11 +148,13 @@ Status launchConfig(const char *name, AttentionKind kind,
   p.window = int32_t(std::min<int64_t>(dims.slidingWindow, INT32_MAX));
   p.numSplits = ws.splits;
   p.rowTiles = int32_t(ws.rowTiles);
-  if (ws.splits > 1) {
+  if (ws.splits > 1 || ws.persist) {
     auto *base = static_cast<unsigned char *>(launch.workspace);
     p.counters = reinterpret_cast<int32_t *>(base + ws.countersOff);
-    p.partLse = reinterpret_cast<float *>(base + ws.lseOff);
-    p.partO = base + ws.oOff;
+    if (ws.splits > 1) {
+      p.partLse = reinterpret_cast<float *>(base + ws.lseOff);
+      p.partO = base + ws.oOff;
+    }
   }
   if constexpr (WG)
     setTileMaps(p, dims, t.cache, KW * WN);
@@ -178,6 +184,18 @@ Status launchConfig(const char *name, AttentionKind kind,
                       maxActiveClusters(k, cfg.threads(), smem, 1);
   }
   p.peerWaitNs = int32_t(attentionPeerWaitNs());
+  // Persistent (workspaceLayout's choice): a grid of the blocks the GPU
+  // holds at once (the estimate where the query fails), each taking items
+  // in turn; the next item's Q and first tiles then load under the current
+  // one's end.
+  if (WG && ws.persist) {
+    int64_t resident = maxActiveClusters(reinterpret_cast<const void *>(kernel),
+                                         cfg.threads(), smem, 1);
+    if (resident <= 0)
+      resident = ws.slots;
+    p.persistItems = int32_t(ws.items);
+    grid = dim3(unsigned(std::min(ws.items, resident)), 1, 1);
+  }
   STRATA_CUDA_RETURN_IF_ERROR(
       launchDependentClusters(kernel, grid, dim3(cfg.threads()), smem, stream,
                               p.clusterMerge ? unsigned(ws.splits) : 1u, p),
@@ -186,6 +204,8 @@ Status launchConfig(const char *name, AttentionKind kind,
     clusterMergeLaunches.fetch_add(1, std::memory_order_relaxed);
   if (p.peerMerge)
     peerMergeLaunches.fetch_add(1, std::memory_order_relaxed);
+  if (p.persistItems > 0)
+    persistentLaunches.fetch_add(1, std::memory_order_relaxed);
   if constexpr (WG) {
     if (ws.splits > 1 && !p.clusterMerge && !p.peerMerge) {
       constexpr int ROWS = 16 * WM, MT = 256;

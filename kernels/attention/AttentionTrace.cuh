@@ -27,9 +27,10 @@ namespace strata::kernels::attention_detail {
 static __device__ AttentionTraceBlock gAttentionTrace[kAttentionTraceBlocks];
 
 __device__ __forceinline__ void attentionTraceStore(const uint64_t (&t)[3],
-                                                    int tiles) {
-  const int64_t blk =
-      (int64_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+                                                    int tiles, int64_t blk) {
+  if (blk < 0)
+    blk =
+        (int64_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
   if (blk >= kAttentionTraceBlocks)
     return;
   uint32_t smid;
@@ -69,16 +70,22 @@ static inline cudaError_t attentionTraceCopy(AttentionTraceBlock *out,
     if (cond)                                                                  \
       traceMarks_[i] = globalTimerNs();                                        \
   } while (0)
-// The block's record, by the thread `who`.
-#define STRATA_ATTN_TRACE_END(who, tiles)                                      \
+// A persistent block's item starts where `cond` holds: its marks count
+// from here.
+#define STRATA_ATTN_TRACE_RESTART(cond) STRATA_ATTN_TRACE_MARK(cond, 0)
+// The block's record, by the thread `who`, at record `at` (a persistent
+// block's item: the index its block would have had in a grid of one block
+// per item), or at its own linear index where `at` < 0.
+#define STRATA_ATTN_TRACE_END(who, tiles, at)                                  \
   do {                                                                         \
     if (who)                                                                   \
-      attentionTraceStore(traceMarks_, tiles);                                 \
+      attentionTraceStore(traceMarks_, tiles, at);                             \
   } while (0)
 #else
 #define STRATA_ATTN_TRACE_BEGIN
 #define STRATA_ATTN_TRACE_MARK(cond, i)
-#define STRATA_ATTN_TRACE_END(who, tiles)
+#define STRATA_ATTN_TRACE_RESTART(cond)
+#define STRATA_ATTN_TRACE_END(who, tiles, at)
 #endif
 
 #endif // STRATA_KERNELS_ATTENTION_ATTENTIONTRACE_CUH

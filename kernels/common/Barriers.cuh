@@ -26,6 +26,16 @@ __device__ __forceinline__ void mbarArrive(uint32_t bar) {
       : "memory");
 }
 
+/// mbarArrive where `cond` holds, as a predicated instruction (no branch).
+__device__ __forceinline__ void mbarArriveIf(uint32_t bar, bool cond) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %1, 0;\n"
+      " @p mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n}\n" ::"r"(
+          bar),
+      "r"(int(cond))
+      : "memory");
+}
+
 /// Returns once the phase of parity `parity` has completed (phase k of a
 /// barrier has parity k & 1; a waiter is never two phases behind here).
 __device__ __forceinline__ void mbarWait(uint32_t bar, uint32_t parity) {

@@ -432,15 +432,18 @@ Status CudaBackend::prepareRopeTables(int64_t rows) {
 }
 
 Status CudaBackend::prepareAttentionWorkspace() {
-  // Decode, extend and tree verify split their keys (CudaProgram); the
-  // launcher's bound covers every batch, context and query count (one wave
-  // of partials, about 9 MB at head dim 128), so the size never changes.
+  // Decode, extend and tree verify split their keys (CudaProgram), and long
+  // prefills and extends run persistent; the launcher's bound covers every
+  // batch, context and query count (one wave of partials, about 9 MB at
+  // head dim 128), so the size never changes.
   size_t bytes = 0;
   for (const plan::Program &p : plan_.programs)
     for (const plan::Launch &l : p.launches) {
       kernels::AttentionKind kind;
       if (l.kernel == "paged_decode_attention")
         kind = kernels::AttentionKind::Decode;
+      else if (l.kernel == "prefill_attention") // a persistent grid's counters
+        kind = kernels::AttentionKind::Prefill;
       else if (l.kernel == "extend_attention")
         kind = kernels::AttentionKind::Extend;
       else if (l.kernel == "tree_attention")

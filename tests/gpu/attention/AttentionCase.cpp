@@ -167,6 +167,7 @@ std::string AttnCase::describe() const {
      << (attentionTensorCopiesEnabled() ? "" : " cp.async")
      << (attentionClusterMergeEnabled() ? "" : " no-cluster-merge")
      << (attentionPeerMergeEnabled() ? "" : " no-peer-merge")
+     << (attentionPersistentEnabled() ? "" : " block-per-item")
      << (maxQLenBound ? " maxQLen=" + std::to_string(maxQLenBound) : "")
      << " q=[";
   for (size_t i = 0; i < qLens.size(); ++i)
@@ -369,8 +370,9 @@ std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
     INFO(s.message());
     REQUIRE(s.ok());
     result = check();
-    // A second launch reuses the workspace: the counters must be back at 0.
-    if (splits > 1) {
+    // A second launch reuses the workspace (split or persistent): the
+    // counters must be back at 0.
+    if (l.workspaceBytes > 0) {
       ATTN_CUDA_REQUIRE(cudaMemset(out.get(), 0xff, totalQ * Hq * D * 2));
       REQUIRE(launch(c.kind, dims, t, l, stream).ok());
       check();

@@ -168,6 +168,9 @@ struct ClusterMerge : Switched {
 struct PeerMerge : Switched {
   explicit PeerMerge(bool on) : Switched(setAttentionPeerMergeEnabled, on) {}
 };
+struct Persistent : Switched {
+  explicit Persistent(bool on) : Switched(setAttentionPersistentEnabled, on) {}
+};
 } // namespace
 
 TEST_CASE("attention rows with whole tiles copied by cp.async",
@@ -209,6 +212,38 @@ TEST_CASE("attention rows with whole tiles copied by cp.async",
   c.qLens = {64, 20};
   c.prefixLens = {700, 2000};
   runAttnCase(c, attnTestRng());
+}
+
+TEST_CASE("attention 128-key stages persistent and one block per item",
+          "[attention][small]") {
+  // Ragged prefills and extends with more rows items than the GPU holds
+  // blocks (2 kv heads, about 200 items with rows; many empty ones
+  // between them), so that a persistent block takes several items, one
+  // after another through the same stages and the same Q buffer; then the
+  // same with one block per item. Each launch's counter says which ran.
+  for (bool persistent : {true, false}) {
+    Persistent mode(persistent);
+    for (ActDType dt : kDtypes) {
+      AttnCase c;
+      c.kind = AttentionKind::Prefill;
+      c.dtype = dt;
+      c.group = 4;
+      c.maxQLenBound = 4096;
+      c.qLens = {1200, 1100, 37, 900};
+      c.prefixLens = {0, 0, 0, 0};
+      c.window = dt == ActDType::BF16 ? 0 : 300;
+      uint64_t before = attentionPersistentLaunches();
+      runAttnCase(c, attnTestRng());
+      CHECK((attentionPersistentLaunches() > before) == persistent);
+      c.kind = AttentionKind::Extend;
+      c.blockSize = 32;
+      c.qLens = {1500, 37, 1300, 1};
+      c.prefixLens = {300, 2000, 0, 90};
+      before = attentionPersistentLaunches();
+      runAttnCase(c, attnTestRng());
+      CHECK((attentionPersistentLaunches() > before) == persistent);
+    }
+  }
 }
 
 TEST_CASE("attention rows take tensor copies where the cache allows them",
@@ -503,9 +538,10 @@ TEST_CASE("attention at long contexts", "[attention][large]") {
 TEST_CASE("the workspace bound covers every launch the launcher splits",
           "[attention]") {
   // The CUDA backend allocates attentionWorkspaceBound once for decode,
-  // extend and tree verify steps of any shape.
-  for (AttentionKind kind :
-       {AttentionKind::Extend, AttentionKind::Tree, AttentionKind::Decode})
+  // extend and tree verify steps of any shape, and for prefills (whose long
+  // launches run persistent, with their counters in the workspace).
+  for (AttentionKind kind : {AttentionKind::Prefill, AttentionKind::Extend,
+                             AttentionKind::Tree, AttentionKind::Decode})
     for (int D : {64, 128})
       for (int G : {1, 4, 8})
         for (int kvHeads : {1, 2, 8}) {
