@@ -174,6 +174,12 @@ bool attentionPersistentEnabled();
 void setAttentionPersistentEnabled(bool enabled);
 /// Launches so far in this process that ran persistent.
 uint64_t attentionPersistentLaunches();
+/// The most blocks a persistent grid takes (process-wide, read at launch;
+/// 0, the default: as many as the GPU holds at once). A launch with more
+/// items than this runs persistent, so that tests make a few blocks take
+/// many items at sizes compute-sanitizer gets through.
+int32_t attentionPersistentBlocks();
+void setAttentionPersistentBlocks(int32_t blocks);
 /// How long such a block waits for its siblings before it leaves its rows
 /// to the last of them to arrive (default 2 ms, at most 2^31 - 1 ns):
 /// where the GPU is shared with other work and a sibling cannot start, a

@@ -34,7 +34,8 @@ int smCount() {
 
 size_t alignUp(size_t x) { return (x + 255) / 256 * 256; }
 
-std::atomic<bool> persistent{true}; // attentionPersistentEnabled
+std::atomic<bool> persistent{true};       // attentionPersistentEnabled
+std::atomic<int32_t> persistentBlocks{0}; // attentionPersistentBlocks
 
 /// Blocks of this configuration that one wave holds: what the split count
 /// fills.
@@ -148,9 +149,13 @@ WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &d,
   }
   ws.splits = std::max(1, splits);
   ws.slots = blockSlots(cfg, d.headDim);
-  // Rows on 128-key stages, one split and more items than a wave holds: a
-  // persistent grid, whose two counters are the workspace.
-  if (ws.splits == 1 && cfg.wgmma && cfg.kw == 128 && ws.items > ws.slots &&
+  // Rows on 128-key stages, one split and more items than a wave holds (or
+  // than a test's cap on the grid): a persistent grid, whose two counters
+  // are the workspace.
+  ws.persistCap = persistentBlocks.load(std::memory_order_relaxed);
+  const int64_t wave =
+      ws.persistCap > 0 ? std::min<int64_t>(ws.slots, ws.persistCap) : ws.slots;
+  if (ws.splits == 1 && cfg.wgmma && cfg.kw == 128 && ws.items > wave &&
       ws.items <= INT32_MAX && persistent.load(std::memory_order_relaxed)) {
     ws.persist = true;
     ws.countersOff = 0;
@@ -307,6 +312,15 @@ bool attentionPersistentEnabled() {
 
 void setAttentionPersistentEnabled(bool enabled) {
   attention_detail::persistent.store(enabled, std::memory_order_relaxed);
+}
+
+int32_t attentionPersistentBlocks() {
+  return attention_detail::persistentBlocks.load(std::memory_order_relaxed);
+}
+
+void setAttentionPersistentBlocks(int32_t blocks) {
+  attention_detail::persistentBlocks.store(std::max(blocks, 0),
+                                           std::memory_order_relaxed);
 }
 
 uint64_t attentionPersistentLaunches() {

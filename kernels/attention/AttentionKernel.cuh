@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   // items take more. The producer walks the items; the compute warps get
   // each from it through shared memory.
   const bool persist = QS && p.persistItems > 0;
-  int32_t item = int32_t(blockIdx.x); // persistent: the block's item
+  int32_t taken = int32_t(blockIdx.x); // persistent: the block's item
   int rowTile, split, kvHead;
   int64_t b;
   // Places item L (persistent) or the block's item; false when there is no
@@ -121,7 +121,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     // values (stage addresses, descriptors) in ordinary registers.
     const int32_t j = int32_t(blockIdx.x), x = L % p.rowTiles,
                   hb = L / p.rowTiles;
-    // Non-persistent: last row tiles first, as above.
+    // Last row tiles first: under a causal mask they see the most keys,
+    // and started last they would run alone at the end of the grid.
     rt = p.rowTiles - 1 -
          (persist     ? x
           : clustered ? j / p.numSplits
@@ -131,7 +132,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     bb = persist ? hb / p.numKvHeads : int64_t(blockIdx.z);
     return !persist || L < p.persistItems;
   };
-  auto placeItem = [&] { return locate(item, rowTile, split, kvHead, b); };
+  auto placeItem = [&] { return locate(taken, rowTile, split, kvHead, b); };
 
   // wgmma path: full[s] completes when the producer's copies of the tile in
   // stage s have landed (NTP arrivals: each thread's cp.async arrival, or
@@ -433,7 +434,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         if (tid == 0)
           sTicket[tk] = atomicAdd(p.counters, 1) + int32_t(gridDim.x);
         namedBarSync(4, NTP);
-        item = sTicket[tk];
+        taken = sTicket[tk];
         tk ^= 1;
       };
       // Persistent: the Q rows of the block's next item into L2, an item
@@ -442,7 +443,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       auto prefetchNextQ = [&] {
         int rt, sp, kh;
         int64_t bb;
-        if (!locate(item, rt, sp, kh, bb))
+        if (!locate(taken, rt, sp, kh, bb))
           return;
         const int32_t qb = __ldg(p.cuQLens + bb),
                       rows = (__ldg(p.cuQLens + bb + 1) - qb) * G,
@@ -618,7 +619,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
             tileBase += nTiles;
             ++done;
           }
-          if (item >= p.persistItems) {
+          if (taken >= p.persistItems) {
             // Slot done's last reader started item done - 2, before the
             // compute warps were done with item done - 1's Q.
             if (tid == 0) {
@@ -690,9 +691,12 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   // in turn, as the producer walks them.
   // Persistent: the count of items done lives in shared memory (a slot per
   // warp) while an item runs: in a register it had spilled the main loop.
+  // Every lane of the warp writes it, the same value, between warp
+  // barriers that order those writes after the lanes' reads.
   __shared__ int32_t sLoop[QS ? NWARP : 1];
   if (QS && !producer)
     sLoop[warp] = 0;
+  __syncwarp();
   for (;;) {
     if constexpr (QS) {
       // Every value as a warp reduction: the compiler then knows it
@@ -1087,9 +1091,10 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       }
       STRATA_ATTN_TRACE_MARK(true, 2);
     }
-    // From here on only compute threads remain (the producer has left); the
-    // stages become the epilogue's buffer (decode, rows merged in a cluster)
-    // once every warp is done with them.
+    // From here on only compute threads take part (the producer has left,
+    // or in a persistent block fills the stages for the next item); the
+    // stages become the epilogue's buffer (decode, rows merged in a cluster,
+    // neither ever persistent) once every warp is done with them.
     cpAsyncWait<0>();
     if (!WG)
       __syncthreads();
@@ -1106,8 +1111,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     float *partLse =
         viaGlobal ? p.partLse + (item * p.numSplits + split) * ROWS : nullptr;
     const int validRows = min(ROWS, rowsTotal - row0);
-    if constexpr (WG) { // rows: merged in a cluster, by their blocks or a
-                        // kernel
+    // Rows: merged in a cluster, by their blocks or a kernel.
+    if constexpr (WG) {
       rowsEpilogue<T, D, ROWS, NTC>(p, o, mRow, lRow, smem, warp, lane, ctid,
                                     row0, validRows, qBegin, kvHead, partO,
                                     partLse, clustered);
@@ -1129,7 +1134,10 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     // kernel, the other way round, lost them to the vote.
     if (!WG || (QS ? !persist : __any_sync(0xffffffffu, true)))
       break;
-    sLoop[warp] += 1;
+    const int doneItems = sLoop[warp] + 1;
+    __syncwarp();
+    sLoop[warp] = doneItems;
+    __syncwarp();
   }
 }
 

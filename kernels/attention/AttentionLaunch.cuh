@@ -95,8 +95,9 @@ struct WorkspaceLayout {
   int32_t splits = 1;
   int64_t rowTiles = 0;
   int64_t items = 0;
-  bool persist = false; // a persistent grid (attentionPersistentEnabled)
-  int64_t slots = 0;    // the blocks one wave holds (estimate)
+  bool persist = false;   // a persistent grid (attentionPersistentEnabled)
+  int64_t slots = 0;      // the blocks one wave holds (estimate)
+  int32_t persistCap = 0; // attentionPersistentBlocks (0: none)
   size_t countersOff = 0, lseOff = 0, oOff = 0, bytes = 0;
 };
 
@@ -185,14 +186,16 @@ Status launchConfig(const char *name, AttentionKind kind,
   }
   p.peerWaitNs = int32_t(attentionPeerWaitNs());
   // Persistent (workspaceLayout's choice): a grid of the blocks the GPU
-  // holds at once (the estimate where the query fails), each taking items
-  // in turn; the next item's Q and first tiles then load under the current
-  // one's end.
+  // holds at once (the estimate where the query fails; a test may cap it),
+  // each taking items in turn; the next item's Q and first tiles then load
+  // under the current one's end.
   if (WG && ws.persist) {
     int64_t resident = maxActiveClusters(reinterpret_cast<const void *>(kernel),
                                          cfg.threads(), smem, 1);
     if (resident <= 0)
       resident = ws.slots;
+    if (ws.persistCap > 0)
+      resident = std::min<int64_t>(resident, ws.persistCap);
     p.persistItems = int32_t(ws.items);
     grid = dim3(unsigned(std::min(ws.items, resident)), 1, 1);
   }

@@ -168,6 +168,10 @@ std::string AttnCase::describe() const {
      << (attentionClusterMergeEnabled() ? "" : " no-cluster-merge")
      << (attentionPeerMergeEnabled() ? "" : " no-peer-merge")
      << (attentionPersistentEnabled() ? "" : " block-per-item")
+     << (attentionPersistentBlocks() > 0
+             ? " persistent-blocks=" +
+                   std::to_string(attentionPersistentBlocks())
+             : "")
      << (maxQLenBound ? " maxQLen=" + std::to_string(maxQLenBound) : "")
      << " q=[";
   for (size_t i = 0; i < qLens.size(); ++i)

@@ -246,6 +246,48 @@ TEST_CASE("attention 128-key stages persistent and one block per item",
   }
 }
 
+namespace {
+/// Caps the persistent grid for the enclosing scope (then no cap again).
+struct PersistentCap {
+  explicit PersistentCap(int32_t blocks) {
+    setAttentionPersistentBlocks(blocks);
+  }
+  ~PersistentCap() { setAttentionPersistentBlocks(0); }
+};
+} // namespace
+
+TEST_CASE("attention persistent grid of two blocks at racecheck size",
+          "[attention][small][race]") {
+  // Two blocks take every item: each runs about nine items with rows in
+  // turn (stages, barrier phases, item slots and the Q buffer carried from
+  // one to the next) and skips hundreds of empty ones, at a size
+  // compute-sanitizer's racecheck gets through. The extend then replays
+  // from a CUDA graph with other lengths, its counters reset by the launch
+  // before.
+  PersistentCap cap(2);
+  AttnCase c;
+  c.kind = AttentionKind::Prefill;
+  c.group = 4;
+  c.maxQLenBound = 4096;
+  c.qLens = {100, 37, 70};
+  c.prefixLens = {0, 0, 0};
+  uint64_t before = attentionPersistentLaunches();
+  runAttnCase(c, attnTestRng());
+  CHECK(attentionPersistentLaunches() == before + 2); // launched twice
+  c.kind = AttentionKind::Extend;
+  c.dtype = ActDType::F16;
+  c.blockSize = 32;
+  c.numSplits = 1;
+  c.window = 150;
+  c.qLens = {90, 5, 130};
+  c.prefixLens = {200, 300, 0};
+  runAttnCase(c, attnTestRng());
+  c.graphReplay = true;
+  before = attentionPersistentLaunches();
+  runAttnCase(c, attnTestRng());
+  CHECK(attentionPersistentLaunches() == before + 1); // captured once
+}
+
 TEST_CASE("attention rows take tensor copies where the cache allows them",
           "[attention][small]") {
   // A map the driver refused to encode leaves every tile on cp.async,
