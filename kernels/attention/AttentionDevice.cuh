@@ -71,8 +71,9 @@ struct AttnParams {
   int32_t peerMerge;
   int32_t peerWaitNs; // how long a peer waits for its siblings
   // 128-key rows, one split: > 0, the number of items (row tiles x kv
-  // heads x sequences) a grid of the blocks the GPU holds takes in rounds
-  // (AttentionKernel.cuh); 0, one block per item.
+  // heads x sequences) a grid of the blocks the GPU holds takes one after
+  // another from the workspace counter (AttentionKernel.cuh); 0, one
+  // block per item.
   int32_t persistItems;
 };
 
