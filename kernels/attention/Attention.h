@@ -164,6 +164,19 @@ void setAttentionPeerMergeEnabled(bool enabled);
 /// blocks.
 uint64_t attentionPeerMergeLaunches();
 
+/// Split tree verifies and extends of at most 64 tokens a sequence whose
+/// splits hold few stages of cached keys (at most 12 of 64 keys each) cut
+/// only their cached keys into splits; the new keys go in 16-key slivers
+/// to splits 0, 1, ..., each taking one after its own keys. In the last
+/// split they made it a stage longer than the others (a 64-token tree
+/// over 1K: 10.0 against 12.2 us in a graph). On by default; the switch
+/// (process-wide, read at launch) lets tests and benchmarks run the new
+/// keys in the last split.
+bool attentionNewKeySliversEnabled();
+void setAttentionNewKeySliversEnabled(bool enabled);
+/// Launches so far in this process that took new-key slivers.
+uint64_t attentionNewKeySliverLaunches();
+
 /// Long prefills and extends (128-key stages) of one split with more work
 /// items (128 query rows of one kv head) than the GPU holds blocks run
 /// persistent: a grid of the blocks it holds at once, each taking the next

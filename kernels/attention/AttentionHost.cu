@@ -175,11 +175,12 @@ namespace {
 std::atomic<bool> tensorCopies{true};
 std::atomic<bool> clusterMerge{true};
 std::atomic<bool> peerMerge{true};
+std::atomic<bool> newKeySlivers{true};
 std::atomic<uint32_t> peerWaitNs{2000000};
 } // namespace
 
 std::atomic<uint64_t> clusterMergeLaunches{0}, peerMergeLaunches{0},
-    persistentLaunches{0};
+    persistentLaunches{0}, sliverLaunches{0};
 
 int maxActiveClusters(const void *kernel, int threads, size_t smem,
                       int clusterX) {
@@ -304,6 +305,18 @@ void setAttentionPeerWaitNs(uint32_t ns) {
 
 uint64_t attentionPeerMergeLaunches() {
   return attention_detail::peerMergeLaunches.load(std::memory_order_relaxed);
+}
+
+bool attentionNewKeySliversEnabled() {
+  return attention_detail::newKeySlivers.load(std::memory_order_relaxed);
+}
+
+void setAttentionNewKeySliversEnabled(bool enabled) {
+  attention_detail::newKeySlivers.store(enabled, std::memory_order_relaxed);
+}
+
+uint64_t attentionNewKeySliverLaunches() {
+  return attention_detail::sliverLaunches.load(std::memory_order_relaxed);
 }
 
 bool attentionPersistentEnabled() {

@@ -53,8 +53,11 @@ namespace strata::kernels::attention_detail {
 /// so that they read the same keys while these are in L2), or with
 /// p.clusterMerge rowTile * numSplits + split (an item's splits are one
 /// cluster); y = kv head, z = sequence.
+/// SLIV: split items' new keys in slivers of the first splits (64-key
+/// stages; setItem), a configuration of its own so that other launches
+/// keep their code (attentionNewKeySliversEnabled says where it runs).
 template <typename T, int D, int WM, int WN, int KW, int NST, int MINB, bool WG,
-          int TPR>
+          int TPR, bool SLIV>
 __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
                                   MINB)
     attentionKernel(const __grid_constant__ AttnParams p) {
@@ -72,6 +75,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   // needs. With 64-key stages Q stays in registers (RS), which leaves
   // shared memory's bandwidth to K and V.
   constexpr bool QS = WG && KW == 128;
+  static_assert(!SLIV || (WG && !QS), "slivers are a 64-key-stage scheme");
   // Register split of the wgmma path (setmaxnreg): the block starts with
   // 65536 / NT registers per thread (rounded down to 8); the producer keeps
   // what address arithmetic needs and the compute warps take the rest.
@@ -166,6 +170,12 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     kSlotInts
   };
   __shared__ int32_t sItem[QS ? 2 : 1][kSlotInts];
+  // 64-key stages, new-key slivers (setItem): bit a of row r is set when
+  // new token a is visible to row r (in range, causal or an ancestor in
+  // the tree, inside the window), written by the producer; visBar (qBar's
+  // place, which only QS uses for Q) completes once they are.
+  __shared__ uint64_t sNewVis[SLIV ? ROWS : 1];
+  const uint32_t visBar = qBar;
   __shared__ int32_t sTicket[2];
   // Initialised before the lengths are read: the fence's latency then
   // passes under theirs (both precede the block barrier below).
@@ -179,6 +189,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       mbarInit(qFreeBar, NWARP);
       mbarInit(itemBar, 1);
       mbarInit(itemBar + 8, 1);
+    } else if (SLIV) {
+      mbarInit(visBar, NTP);
     }
     mbarInitFence(); // tensor copies complete on the full barriers
   }
@@ -187,7 +199,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   // rows at their own slot too (a parent precedes its children, see
   // Attention.h); a window starts at the smallest query position - W + 1.
   int32_t qBegin, qLen, kvLen, prefix, rowsTotal, row0, tokLo, tokHi, ks, ke,
-      nTiles;
+      nTiles, newKeys;
   int64_t headRow, contigRow; // the kv head's rows in a page, a sequence
   const bool tree = p.parentIds != nullptr;
   // Positions come only with trees (checked at launch), which never take
@@ -235,11 +247,25 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
           kvStart = min(kvStart, prefix);
       }
     }
-    const int32_t range = max(kvEnd - kvStart, 0);
+    // SLIV, split items whose new tokens' keys fit one stage (a tree
+    // verify, a short extend): the splits cut the cached keys alone, and
+    // the new keys go in 16-key slivers to splits 0, 1, ... (the compute
+    // warps' end, below). In the last split they make its range a stage
+    // longer than the others' (a 64-token tree over 1K in 8 splits: 3
+    // stages against 2), and that stage is the item's critical path; the
+    // launcher takes SLIV where a split's cached stages are few
+    // (rowsSlivers, AttentionLaunch.cuh).
+    newKeys = 0;
+    if constexpr (SLIV)
+      if (p.numSplits > 1 && kvEnd > prefix && kvEnd - prefix <= SK &&
+          kvStart < prefix)
+        newKeys = kvEnd - prefix;
+    const int32_t cutEnd = kvEnd - newKeys;
+    const int32_t range = max(cutEnd - kvStart, 0);
     int32_t chunk = (range + p.numSplits - 1) / p.numSplits;
     chunk = (chunk + SK - 1) / SK * SK;
-    ks = min(kvStart + split * chunk, kvEnd);
-    ke = min(ks + chunk, kvEnd);
+    ks = min(kvStart + split * chunk, cutEnd);
+    ke = min(ks + chunk, cutEnd);
     nTiles = (ke - ks + SK - 1) / SK;
     headRow = int64_t(kvHead) * p.blockSize;
     contigRow = (b * 2 * p.numKvHeads + kvHead) * int64_t(p.capacity);
@@ -376,6 +402,16 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       // The producer warpgroup only issues copies: its registers go to the
       // compute warpgroups.
       warpgroupSetMaxRegs<kProducerRegs, false>();
+      // A split with new-key slivers: a tree's new tokens' parents (at
+      // most 64: newKeys), two a lane of every producer warp, for the
+      // slivers' masks (after the copies).
+      const bool slivers = SLIV && 16 * split < newKeys;
+      int32_t newPar[2];
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        newPar[i] = slivers && tree && lane + 32 * i < newKeys
+                        ? __ldg(p.parentIds + qBegin + lane + 32 * i)
+                        : -1;
       // Slots before the new tokens were written by earlier steps, not by
       // the previous kernel (Attention.h): the stages that hold only such
       // slots go out before the dependency wait and stream in under the
@@ -644,7 +680,64 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
             produce(std::integral_constant<int, 1>{});
           else
             produce(std::integral_constant<int, 2>{});
-          break;
+          // A split with new-key slivers (setItem) then copies the new
+          // keys, as one more tile after its own.
+          if (!SLIV || done > 0 || 16 * split >= newKeys)
+            break;
+          tileBase = nTiles;
+          ks = prefix;
+          ke = prefix + newKeys;
+          nTiles = 1;
+          ++done;
+        }
+      }
+      // The slivers' masks, one row a thread, while the compute warps are
+      // busy with the split's last tiles: each row's visible new keys as
+      // bits, which the slivers' softmax only shifts out. A tree's chain
+      // follows the parents loaded at the start by shuffles. Through the
+      // tiles' per-key mask instead, a sliver took 0.9-1.3 us from its
+      // scores to its softmax, with these bits about 0.1.
+      if constexpr (SLIV) {
+        if (slivers) {
+          const int32_t row = row0 + tid;
+          const int32_t tok = row < rowsTotal ? row / G : -1;
+          uint64_t vis = 0;
+          if (tree) {
+            int32_t at = tok;
+            vis = at >= 0 ? 1ull << at : 0ull;
+            // Parents precede their children (Attention.h): one that does
+            // not ends the chain, so a malformed tree cannot loop.
+            while (__any_sync(0xffffffffu, at >= 0)) {
+              const int32_t lo = __shfl_sync(0xffffffffu, newPar[0], at & 31),
+                            hi = __shfl_sync(0xffffffffu, newPar[1], at & 31);
+              const int32_t up = at < 32 ? lo : hi;
+              at = at >= 0 && up >= 0 && up < at ? up : -1;
+              if (at >= 0)
+                vis |= 1ull << at;
+            }
+          } else if (tok >= 0) { // causal: new tokens 0..tok (tok < 64)
+            vis = tok == 63 ? ~0ull : (2ull << tok) - 1;
+          }
+          if (p.window > 0 && tok >= 0) {
+            // Keys at positions rPos - W + 1 and later: slots, or (trees)
+            // the new tokens' positions.
+            if (pos) {
+              const int32_t rPos = __ldg(pos + tok);
+              for (uint64_t v = vis; v != 0; v &= v - 1) {
+                const int a = __ffsll(static_cast<long long>(v)) - 1;
+                if (rPos - __ldg(pos + a) >= p.window)
+                  vis &= ~(1ull << a);
+              }
+            } else {
+              const int32_t first = tok - p.window + 1; // the oldest seen
+              if (first >= 64)
+                vis = 0;
+              else if (first > 0)
+                vis &= ~((1ull << first) - 1);
+            }
+          }
+          sNewVis[tid] = vis;
+          mbarArrive(visBar);
         }
       }
       // No thread leaves with copies in flight. Its copies were never
@@ -793,37 +886,54 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     }
     const int32_t *parents = tree ? p.parentIds + qBegin : nullptr;
 
-    // Masks and online softmax for the scores s of the KW keys from slot tLo
+    // Masks and online softmax for the scores s of the keys from slot tLo
     // on (s becomes P, unnormalised); pScale receives the factor by which O
     // must be rescaled before this tile's PV adds to it.
-    auto softmaxScores = [&](float(&s)[KW / 8][4], const int32_t tLo,
-                             float(&pScale)[2]) {
+    auto softmaxScores = [&](auto &s, const int32_t tLo, float(&pScale)[2]) {
+      // KW keys, or a new-key sliver's 16
+      constexpr int NK =
+          8 * int(std::extent_v<std::remove_reference_t<decltype(s)>>);
       // Mask only where some key of the slice may be invisible: past the
       // range, among the new tokens, or older than a row's window.
-      const bool needMask = tLo + KW > ke ||
-                            (tree ? tLo + KW > prefix : tLo + KW > wMinSlot) ||
+      const bool needMask = tLo + NK > ke ||
+                            (tree ? tLo + NK > prefix : tLo + NK > wMinSlot) ||
                             (p.window > 0 && tLo <= wMaxPos - p.window) ||
-                            (pos && tLo + KW > prefix);
+                            (pos && tLo + NK > prefix);
       // One test per tile, outside the element loops: most tiles need no
       // mask, and their softmax is then free of branches.
-      if (needMask) {
+      if constexpr (WG && NK == 16) {
+        // A new-key sliver (setItem): the producer's visibility bits.
+        mbarWait(visBar, 0);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const uint64_t v =
+              sNewVis[warp * 16 + (lane >> 2) + 8 * h] >> (tLo - prefix);
+#pragma unroll
+          for (int n = 0; n < NK / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int j = n * 8 + (lane & 3) * 2 + e;
+              s[n][2 * h + e] = (v >> j) & 1 ? s[n][2 * h + e] : -INFINITY;
+            }
+        }
+      } else if (needMask) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           // tree: bit j of anc[j / 64] = key tLo + j is an ancestor
-          uint64_t anc[(KW + 63) / 64] = {};
-          if (tree && tLo + KW > prefix) {
+          uint64_t anc[(NK + 63) / 64] = {};
+          if (tree && tLo + NK > prefix) {
             for (int32_t a = rTok[h]; a >= 0 && prefix + a >= tLo;
                  a = __ldg(parents + a)) {
               const int32_t j = prefix + a - tLo;
               // written per word so that anc stays in registers
 #pragma unroll
-              for (int w = 0; w < (KW + 63) / 64; ++w)
-                if (j >= 64 * w && j < min(KW, 64 * w + 64))
+              for (int w = 0; w < (NK + 63) / 64; ++w)
+                if (j >= 64 * w && j < min(NK, 64 * w + 64))
                   anc[w] |= 1ull << (j - 64 * w);
             }
           }
 #pragma unroll
-          for (int n = 0; n < KW / 8; ++n)
+          for (int n = 0; n < NK / 8; ++n)
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
               int j = n * 8 + (lane & 3) * 2 + e;
@@ -851,7 +961,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       for (int h = 0; h < 2; ++h) {
         float mx = -INFINITY;
 #pragma unroll
-        for (int n = 0; n < KW / 8; ++n)
+        for (int n = 0; n < NK / 8; ++n)
           mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
@@ -861,7 +971,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         mRow[h] = mNew;
         float sum = 0.f;
 #pragma unroll
-        for (int n = 0; n < KW / 8; ++n) {
+        for (int n = 0; n < NK / 8; ++n) {
           s[n][2 * h] = fastExp2(fmaf(s[n][2 * h], c, -base));
           s[n][2 * h + 1] = fastExp2(fmaf(s[n][2 * h + 1], c, -base));
           sum += s[n][2 * h] + s[n][2 * h + 1];
@@ -989,6 +1099,40 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
         if (t > 0 && lane == 0)
           mbarArrive(emptyBar + 8 * ((tileBase + t - 1) % NST));
       };
+      // New-key slivers (setItem): split s takes keys [16 j, 16 j + 16) of
+      // the new keys for j = s, s + numSplits, ..., from the stage after
+      // its own tiles, both warpgroups for their own rows. Spread this way
+      // the new keys cost each split a little instead of one split a stage.
+      // The first sliver's scores go out in the last turn, beside the last
+      // tile's PV, so that they and the sliver's softmax run under that PV
+      // and the other warpgroup's.
+      const int gNew = tileBase + nTiles, stNew = gNew % NST;
+      const bool sliverInTurn = SLIV && 16 * split < newKeys && nTiles > 0;
+      auto issueSliverS = [&](float(&sv)[2][4], int j) {
+        const uint64_t kd =
+            descAdvance(kDesc0, stNew * STAGE_BYTES + j * 16 * 128);
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk)
+          Wgmma<T, 16, false>::run(
+              sv, qf[kk],
+              descAdvance(kd, (kk / 4) * (SK * 128) + (kk % 4) * 32), kk > 0);
+        wgmmaCommit();
+      };
+      // P of a sliver (16 keys: one A fragment) times its V rows into O.
+      auto issueSliverPV = [&](const float(&sv)[2][4], int j) {
+        uint32_t pv[1][4] = {
+            {Ops::pack(sv[0][0], sv[0][1]), Ops::pack(sv[0][2], sv[0][3]),
+             Ops::pack(sv[1][0], sv[1][1]), Ops::pack(sv[1][2], sv[1][3])}};
+        fenceOperands(o);
+        fenceOperands(pv);
+        wgmmaFence();
+        Wgmma<T, D, true>::run(
+            o, pv[0], descAdvance(vDesc0, stNew * STAGE_BYTES + j * 16 * 128),
+            1);
+        wgmmaCommit();
+        wgmmaWaitAll();
+        fenceOperands(o);
+      };
       // The first and last turns are peeled so that no wgmma sits under a
       // branch (ptxas serializes wgmma on divergent paths).
       if (nTiles > 0) {
@@ -1032,14 +1176,65 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
           wgmmaWaitAll();
           afterPV(it);
         }
-        turnBegin(nTiles);
-        issuePV(nTiles - 1);
-        handOver(nTiles);
-        wgmmaWaitAll();
-        fenceOperands(o);
-        if (lane == 0)
-          mbarArrive(emptyBar + 8 * ((tileBase + nTiles - 1) % NST));
+        if constexpr (SLIV) {
+          float sv[2][4] = {};
+          fenceOperands(sv);
+          if (sliverInTurn) // turnBegin waits for the split's own tiles only
+            mbarWait(fullBar + 8 * stNew, (gNew / NST) & 1);
+          turnBegin(nTiles);
+          // Issued by every split (under a branch, ptxas would serialize
+          // every wgmma of the kernel); those without a sliver read the
+          // stage's first keys, inside shared memory, and never the result.
+          issueSliverS(sv, sliverInTurn ? split : 0);
+          issuePV(nTiles - 1);
+          handOver(nTiles);
+          wgmmaWait<1>(); // the sliver's scores
+          fenceOperands(sv);
+          if (sliverInTurn) {
+            ke = prefix + newKeys; // the range the masks see
+            softmaxScores(sv, prefix + 16 * split, pScale);
+            if (needRescale(pScale)) {
+              wgmmaWaitAll();
+              fenceOperands(o);
+              scaleO(pScale);
+            }
+          }
+          wgmmaWaitAll();
+          fenceOperands(o);
+          if (lane == 0)
+            mbarArrive(emptyBar + 8 * ((tileBase + nTiles - 1) % NST));
+          if (sliverInTurn)
+            issueSliverPV(sv, split);
+        } else {
+          turnBegin(nTiles);
+          issuePV(nTiles - 1);
+          handOver(nTiles);
+          wgmmaWaitAll();
+          fenceOperands(o);
+          if (lane == 0)
+            mbarArrive(emptyBar + 8 * ((tileBase + nTiles - 1) % NST));
+        }
         STRATA_ATTN_TRACE_MARK(true, 2);
+      }
+      // The other slivers (more than one a split, or a split without
+      // tiles of its own) after the turns, one at a time.
+      if constexpr (SLIV) {
+        ke = prefix + newKeys; // the range the masks see
+        for (int j = sliverInTurn ? split + p.numSplits : split;
+             16 * j < newKeys; j += p.numSplits) {
+          mbarWait(fullBar + 8 * stNew, (gNew / NST) & 1);
+          fenceProxyAsyncShared();
+          float sv[2][4] = {};
+          fenceOperands(sv);
+          wgmmaFence();
+          issueSliverS(sv, j);
+          wgmmaWaitAll();
+          fenceOperands(sv);
+          float pScale[2];
+          softmaxScores(sv, prefix + 16 * j, pScale);
+          rescaleO(pScale);
+          issueSliverPV(sv, j);
+        }
       }
     } else {
       for (int it = 0; it < nTiles; ++it) {

@@ -58,6 +58,32 @@ inline bool rowsWide(AttentionKind kind, int headDim, int64_t maxQLen) {
          (kind == AttentionKind::Prefill || kind == AttentionKind::Extend);
 }
 
+/// The most 64-key stages of cached keys a split may have for its item's
+/// new keys to go in slivers (rowsSlivers). Measured for 64-token trees
+/// in 8 splits, in a graph: 3 stages a split 10.05 against 12.2 us, 5
+/// 12.1 against 13.2, 9 15.8 against 15.9, 17 23.5 against 23.3.
+constexpr int64_t kSliverMaxStages = 12;
+
+/// Whether a tree verify or an extend on 64-key stages gives its split
+/// items' new keys to the first splits in 16-key slivers
+/// (AttentionKernel.cuh, SLIV): the switch is on, every item's new keys
+/// fit one stage (at most 64 tokens a sequence), the launch splits, and a
+/// split's cached keys are few stages (kSliverMaxStages), where the stage
+/// the new keys add to the last split is much of a split's time. Over long
+/// caches the slivers saved no time (docs/benchmarks.md). A chain tree and
+/// an extend of the same bounds take the same path and stay equal bit for
+/// bit.
+inline bool rowsSlivers(AttentionKind kind, const AttentionDims &dims,
+                        const AttentionLaunch &launch, int32_t splits) {
+  if (kind == AttentionKind::Prefill || kind == AttentionKind::Decode ||
+      rowsWide(kind, dims.headDim, launch.maxQLen) || launch.maxQLen > 64 ||
+      splits < 2 || !attentionNewKeySliversEnabled())
+    return false;
+  const int64_t stagesPerSplit =
+      (launch.maxKvLen + 64 * splits - 1) / (64 * splits);
+  return stagesPerSplit <= kSliverMaxStages;
+}
+
 /// Rows configuration on wgmma for prefill/extend/tree (one block of 384
 /// threads per SM, by registers); key-split warps for decode, where
 /// headDim 64 affords 32 keys per warp in the same shared memory.
@@ -80,10 +106,11 @@ int maxActiveClusters(const void *kernel, int threads, size_t smem,
                       int clusterX);
 /// Launches that merged their splits in clusters
 /// (attentionClusterMergeLaunches) or by their own blocks
-/// (attentionPeerMergeLaunches), and persistent ones
-/// (attentionPersistentLaunches).
+/// (attentionPeerMergeLaunches), persistent ones
+/// (attentionPersistentLaunches) and those with new-key slivers
+/// (attentionNewKeySliverLaunches).
 extern std::atomic<uint64_t> clusterMergeLaunches, peerMergeLaunches,
-    persistentLaunches;
+    persistentLaunches, sliverLaunches;
 
 /// Entry checks common to every launcher (dims, pointers, alignment, the
 /// phase-specific operands). `name` prefixes the message.
@@ -115,7 +142,7 @@ void setTileMaps(AttnParams &p, const AttentionDims &dims,
                  const KvCacheView &cache, int stageKeys);
 
 template <typename T, int D, int WM, int WN, int KW, int NST, int MINB, bool WG,
-          int TPR>
+          int TPR, bool SLIV = false>
 Status launchConfig(const char *name, AttentionKind kind,
                     const AttentionDims &dims, const AttentionTensors &t,
                     const AttentionLaunch &launch, cudaStream_t stream) {
@@ -160,7 +187,7 @@ Status launchConfig(const char *name, AttentionKind kind,
   if constexpr (WG)
     setTileMaps(p, dims, t.cache, KW * WN);
   const size_t smem = cfg.smemBytes(D);
-  auto kernel = attentionKernel<T, D, WM, WN, KW, NST, MINB, WG, TPR>;
+  auto kernel = attentionKernel<T, D, WM, WN, KW, NST, MINB, WG, TPR, SLIV>;
   STRATA_CUDA_RETURN_IF_ERROR(ensureDynamicSmem(kernel, int(smem)), name);
   // Split-KV: decode items are a few rows, merged by their last block. A
   // rows item is 128 rows, whose partials one block merging alone read for
@@ -209,6 +236,8 @@ Status launchConfig(const char *name, AttentionKind kind,
     peerMergeLaunches.fetch_add(1, std::memory_order_relaxed);
   if (p.persistItems > 0)
     persistentLaunches.fetch_add(1, std::memory_order_relaxed);
+  if (SLIV)
+    sliverLaunches.fetch_add(1, std::memory_order_relaxed);
   if constexpr (WG) {
     if (ws.splits > 1 && !p.clusterMerge && !p.peerMerge) {
       constexpr int ROWS = 16 * WM, MT = 256;
@@ -228,7 +257,7 @@ Status launchConfig(const char *name, AttentionKind kind,
 /// Dispatch over dtype and head dim for one configuration (TPR: loader
 /// threads per key row, AttentionKernel.cuh).
 template <int WM, int WN, int KW, int NST, int NST64, int KW64, int MINB,
-          bool WG, int TPR>
+          bool WG, int TPR, bool SLIV = false>
 Status launchAny(const char *name, AttentionKind kind,
                  const AttentionDims &dims, const AttentionTensors &t,
                  const AttentionLaunch &launch, cudaStream_t stream) {
@@ -237,13 +266,13 @@ Status launchAny(const char *name, AttentionKind kind,
   const bool bf16 = dims.dtype == ActDType::BF16;
   if (dims.headDim == 128)
     return bf16 ? launchConfig<__nv_bfloat16, 128, WM, WN, KW, NST, MINB, WG,
-                               TPR>(name, kind, dims, t, launch, stream)
-                : launchConfig<__half, 128, WM, WN, KW, NST, MINB, WG, TPR>(
-                      name, kind, dims, t, launch, stream);
+                               TPR, SLIV>(name, kind, dims, t, launch, stream)
+                : launchConfig<__half, 128, WM, WN, KW, NST, MINB, WG, TPR,
+                               SLIV>(name, kind, dims, t, launch, stream);
   return bf16 ? launchConfig<__nv_bfloat16, 64, WM, WN, KW64, NST64, MINB, WG,
-                             TPR>(name, kind, dims, t, launch, stream)
-              : launchConfig<__half, 64, WM, WN, KW64, NST64, MINB, WG, TPR>(
-                    name, kind, dims, t, launch, stream);
+                             TPR, SLIV>(name, kind, dims, t, launch, stream)
+              : launchConfig<__half, 64, WM, WN, KW64, NST64, MINB, WG, TPR,
+                             SLIV>(name, kind, dims, t, launch, stream);
 }
 
 } // namespace strata::kernels::attention_detail

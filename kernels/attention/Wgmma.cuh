@@ -3,7 +3,7 @@
 // mma.sync m16n8k16) or from shared memory, B from shared memory, both
 // through matrix descriptors; fp32 accumulators in the mma.sync C layout
 // repeated over N / 8 tiles. The operand lists are spelled out in macros
-// per N (64 and 128) because inline PTX needs literal strings.
+// per N (16, 64 and 128) because inline PTX needs literal strings.
 #ifndef STRATA_KERNELS_ATTENTION_WGMMA_CUH
 #define STRATA_KERNELS_ATTENTION_WGMMA_CUH
 
@@ -106,6 +106,20 @@ __device__ __forceinline__ void warpgroupSetMaxRegs() {
   "%60, %61, %62, %63"
 #define STRATA_WGMMA_AB "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
 
+// N = 16: the scores of a 16-key sliver (the new keys of a split item,
+// AttentionKernel.cuh).
+#define STRATA_WGMMA_N16(NAME, TY, TRANS_B)                                    \
+  __device__ __forceinline__ void NAME(float(&d)[2][4], const uint32_t(&a)[4], \
+                                       uint64_t desc, int accumulate) {        \
+    asm volatile(                                                              \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"                           \
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32." TY "." TY                \
+        " {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, "         \
+        "p, 1, 1, " #TRANS_B ";\n}\n"                                          \
+        : STRATA_WGMMA_ACC(0), STRATA_WGMMA_ACC(1)                             \
+        : STRATA_WGMMA_AB, "r"(accumulate));                                   \
+  }
+
 #define STRATA_WGMMA_N64(NAME, TY, TRANS_B)                                    \
   __device__ __forceinline__ void NAME(float(&d)[8][4], const uint32_t(&a)[4], \
                                        uint64_t desc, int accumulate) {        \
@@ -158,13 +172,16 @@ STRATA_WGMMA_SS_N128(wgmmaSsBf16N128, "bf16")
 STRATA_WGMMA_SS_N64(wgmmaSsF16N64, "f16")
 STRATA_WGMMA_SS_N128(wgmmaSsF16N128, "f16")
 
+STRATA_WGMMA_N16(wgmmaBf16N16K, "bf16", 0)
 STRATA_WGMMA_N64(wgmmaBf16N64K, "bf16", 0)
 STRATA_WGMMA_N64(wgmmaBf16N64T, "bf16", 1)
 STRATA_WGMMA_N128(wgmmaBf16N128T, "bf16", 1)
+STRATA_WGMMA_N16(wgmmaF16N16K, "f16", 0)
 STRATA_WGMMA_N64(wgmmaF16N64K, "f16", 0)
 STRATA_WGMMA_N64(wgmmaF16N64T, "f16", 1)
 STRATA_WGMMA_N128(wgmmaF16N128T, "f16", 1)
 
+#undef STRATA_WGMMA_N16
 #undef STRATA_WGMMA_N64
 #undef STRATA_WGMMA_N128
 #undef STRATA_WGMMA_SS_N64
@@ -178,6 +195,9 @@ STRATA_WGMMA_N128(wgmmaF16N128T, "f16", 1)
 
 /// d (+)= A B for a 64 x N tile over 16 of K; TRANS_B: B is stored N-major.
 template <typename T, int N, bool TRANS_B> struct Wgmma;
+template <> struct Wgmma<__nv_bfloat16, 16, false> {
+  static constexpr auto run = wgmmaBf16N16K;
+};
 template <> struct Wgmma<__nv_bfloat16, 64, false> {
   static constexpr auto run = wgmmaBf16N64K;
 };
@@ -186,6 +206,9 @@ template <> struct Wgmma<__nv_bfloat16, 64, true> {
 };
 template <> struct Wgmma<__nv_bfloat16, 128, true> {
   static constexpr auto run = wgmmaBf16N128T;
+};
+template <> struct Wgmma<__half, 16, false> {
+  static constexpr auto run = wgmmaF16N16K;
 };
 template <> struct Wgmma<__half, 64, false> {
   static constexpr auto run = wgmmaF16N64K;
