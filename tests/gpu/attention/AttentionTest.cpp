@@ -171,6 +171,10 @@ struct PeerMerge : Switched {
 struct Persistent : Switched {
   explicit Persistent(bool on) : Switched(setAttentionPersistentEnabled, on) {}
 };
+struct NewKeySlivers : Switched {
+  explicit NewKeySlivers(bool on)
+      : Switched(setAttentionNewKeySliversEnabled, on) {}
+};
 } // namespace
 
 TEST_CASE("attention rows with whole tiles copied by cp.async",
@@ -380,6 +384,53 @@ TEST_CASE("attention rows merge their splits in clusters, by their blocks "
         CHECK((attentionPeerMergeLaunches() > merged) == byPeers);
       }
     }
+}
+
+TEST_CASE("attention new keys in slivers of the first splits or in the "
+          "last split",
+          "[attention][small]") {
+  // Split trees and extends of at most 64 tokens a sequence over caches of
+  // few stages a split give their new keys to splits 0, 1, ... in 16-key
+  // slivers (Attention.h). Split counts from 2 (several slivers a split)
+  // to 16 (splits without one); 1 to 64 new tokens a sequence (a partial
+  // last sliver); a cache shorter than a stage a split (splits with a
+  // sliver and no keys of their own); windows with and without query
+  // positions. Both ways against the reference, and which path ran is
+  // checked.
+  for (bool slivers : {true, false}) {
+    NewKeySlivers sw(slivers);
+    for (int splits : {2, 3, 5, 8, 16}) {
+      AttnCase c;
+      c.kind = splits % 2 ? AttentionKind::Tree : AttentionKind::Extend;
+      c.dtype = splits == 5 ? ActDType::F16 : ActDType::BF16;
+      c.headDim = splits == 3 ? 64 : 128;
+      c.numSplits = splits;
+      // 4 heads a kv head: 32 tokens a row tile, so 64 tokens are two
+      // items of 32 and 64 new keys.
+      c.qLens = {1, 17, 64, 40};
+      c.prefixLens = {300, 500, 5, 200};
+      c.window = splits == 5 || splits == 8 ? 120 : 0;
+      c.treePositions = splits == 5;
+      c.graphReplay = splits == 16;
+      const uint64_t before = attentionNewKeySliverLaunches();
+      runAttnCase(c, attnTestRng());
+      INFO(c.describe() << ", slivers " << slivers);
+      CHECK((attentionNewKeySliverLaunches() > before) == slivers);
+    }
+  }
+  // Longer sequences, and splits of many stages, keep their new keys in
+  // the last split.
+  for (int qLen : {65, 16}) {
+    AttnCase c;
+    c.kind = AttentionKind::Tree;
+    c.numSplits = 2;
+    c.qLens = {qLen};
+    c.prefixLens = {qLen == 65 ? 300 : 2000};
+    const uint64_t before = attentionNewKeySliverLaunches();
+    runAttnCase(c, attnTestRng());
+    INFO(c.describe());
+    CHECK(attentionNewKeySliverLaunches() == before);
+  }
 }
 
 TEST_CASE("attention rows whose merging blocks give up waiting",
