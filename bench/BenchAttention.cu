@@ -10,8 +10,10 @@
 // causal counted as the lower triangle) against ~790 TFLOP/s and against
 // PyTorch SDPA's ~610 TFLOP/s on the same shape. Rows named "cp.async"
 // repeat a prefill, a tree and an extend with tensor copies switched off
-// (Attention.h), for comparison. Rows named "floor" come first: an empty
-// kernel and kernels that only read the decode targets' bytes
+// (Attention.h), for comparison, and rows named "new-keys-in-last-split"
+// trees over short caches whose new keys stay in their last split instead
+// of going in slivers to the first splits. Rows named "floor" come first:
+// an empty kernel and kernels that only read the decode targets' bytes
 // (BenchFloor.cu). Rows named "host_enqueue" give the host's time per
 // launch, in the time column.
 #include "bench/BenchFill.cuh"
@@ -236,6 +238,7 @@ double benchCached(const BenchOptions &o, BenchReport &report,
                                                   : "paged_decode") +
       " bf16" + (graph ? " graph" : "") +
       (attentionTensorCopiesEnabled() ? "" : " cp.async") + mergeSuffix() +
+      (attentionNewKeySliversEnabled() ? "" : " new-keys-in-last-split") +
       (numSplits ? " splits=" + std::to_string(numSplits) : std::string()) +
       (block != kBlock ? " pages=" + std::to_string(block) : std::string());
   if (!o.wants(name))
@@ -424,6 +427,11 @@ int main(int argc, char **argv) {
                 "tuning", splits);
   benchCached(options, report, AttentionKind::Tree, 1, 1024, 64, true,
               "fixed cost");
+  // Between them: the new keys go in slivers up to 12 stages of cached
+  // keys a split (2K: 5, 4K: 9 with 8 splits; 8K: 17).
+  for (int ctx : {2048, 4096})
+    benchCached(options, report, AttentionKind::Tree, 1, ctx, 64, true,
+                "context sweep");
   // A short extend over a long cache (a chat turn): 32 blocks unsplit.
   benchCached(options, report, AttentionKind::Extend, 1, 8192, 100, false,
               "split as the launcher picks");
@@ -459,6 +467,16 @@ int main(int argc, char **argv) {
   benchCached(options, report, AttentionKind::Extend, 1, 8192, 100, false,
               "tuning");
   setAttentionTensorCopiesEnabled(true);
+  // The new keys of split trees and extends in their last split instead
+  // of in slivers of the first splits, for comparison.
+  setAttentionNewKeySliversEnabled(false);
+  benchCached(options, report, AttentionKind::Tree, 1, 1024, 64, true,
+              "tuning");
+  benchCached(options, report, AttentionKind::Tree, 1, 2048, 64, true,
+              "tuning");
+  benchCached(options, report, AttentionKind::Tree, 1, 4096, 64, true,
+              "tuning");
+  setAttentionNewKeySliversEnabled(true);
   // Split rows merged by their own blocks instead of inside their
   // clusters, then by the merge kernel, for comparison.
   setAttentionClusterMergeEnabled(false);
