@@ -395,8 +395,8 @@ TEST_CASE("attention new keys in slivers of the first splits or in the "
   // to 16 (splits without one); 1 to 64 new tokens a sequence (a partial
   // last sliver); a cache shorter than a stage a split (splits with a
   // sliver and no keys of their own); windows with and without query
-  // positions. Both ways against the reference, and which path ran is
-  // checked.
+  // positions; paged and contiguous caches. Both ways against the
+  // reference, and which path ran is checked.
   for (bool slivers : {true, false}) {
     NewKeySlivers sw(slivers);
     for (int splits : {2, 3, 5, 8, 16}) {
@@ -412,6 +412,13 @@ TEST_CASE("attention new keys in slivers of the first splits or in the "
       c.window = splits == 5 || splits == 8 ? 120 : 0;
       c.treePositions = splits == 5;
       c.graphReplay = splits == 16;
+      // A cache of whole pages (the new keys' full stage by tensor copies),
+      // 32-slot pages, a contiguous cache.
+      if (splits == 8) {
+        c.prefixLens = {256, 512, 64, 128};
+        c.blockSize = 32;
+      }
+      c.contiguous = splits == 3;
       const uint64_t before = attentionNewKeySliverLaunches();
       runAttnCase(c, attnTestRng());
       INFO(c.describe() << ", slivers " << slivers);
