@@ -39,6 +39,7 @@
 #include "kernels/attention/AttentionDevice.cuh"
 #include "kernels/attention/AttentionEpilogue.cuh"
 #include "kernels/attention/AttentionMerge.cuh"
+#include "kernels/attention/AttentionSlivers.cuh"
 #include "kernels/attention/AttentionTrace.cuh"
 #include "kernels/attention/Wgmma.cuh"
 #include "kernels/common/Barriers.cuh"
@@ -691,52 +692,13 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
           ++done;
         }
       }
-      // The slivers' masks, one row a thread, while the compute warps are
-      // busy with the split's last tiles: each row's visible new keys as
-      // bits, which the slivers' softmax only shifts out. A tree's chain
-      // follows the parents loaded at the start by shuffles. Through the
-      // tiles' per-key mask instead, a sliver took 0.9-1.3 us from its
-      // scores to its softmax, with these bits about 0.1.
+      // The slivers' masks (AttentionSlivers.cuh), one row a thread, while
+      // the compute warps are busy with the split's last tiles.
       if constexpr (SLIV) {
         if (slivers) {
           const int32_t row = row0 + tid;
-          const int32_t tok = row < rowsTotal ? row / G : -1;
-          uint64_t vis = 0;
-          if (tree) {
-            int32_t at = tok;
-            vis = at >= 0 ? 1ull << at : 0ull;
-            // Parents precede their children (Attention.h): one that does
-            // not ends the chain, so a malformed tree cannot loop.
-            while (__any_sync(0xffffffffu, at >= 0)) {
-              const int32_t lo = __shfl_sync(0xffffffffu, newPar[0], at & 31),
-                            hi = __shfl_sync(0xffffffffu, newPar[1], at & 31);
-              const int32_t up = at < 32 ? lo : hi;
-              at = at >= 0 && up >= 0 && up < at ? up : -1;
-              if (at >= 0)
-                vis |= 1ull << at;
-            }
-          } else if (tok >= 0) { // causal: new tokens 0..tok (tok < 64)
-            vis = tok == 63 ? ~0ull : (2ull << tok) - 1;
-          }
-          if (p.window > 0 && tok >= 0) {
-            // Keys at positions rPos - W + 1 and later: slots, or (trees)
-            // the new tokens' positions.
-            if (pos) {
-              const int32_t rPos = __ldg(pos + tok);
-              for (uint64_t v = vis; v != 0; v &= v - 1) {
-                const int a = __ffsll(static_cast<long long>(v)) - 1;
-                if (rPos - __ldg(pos + a) >= p.window)
-                  vis &= ~(1ull << a);
-              }
-            } else {
-              const int32_t first = tok - p.window + 1; // the oldest seen
-              if (first >= 64)
-                vis = 0;
-              else if (first > 0)
-                vis &= ~((1ull << first) - 1);
-            }
-          }
-          sNewVis[tid] = vis;
+          sNewVis[tid] = newKeysVisible(row < rowsTotal ? row / G : -1, tree,
+                                        newPar, p.window, pos);
           mbarArrive(visBar);
         }
       }
