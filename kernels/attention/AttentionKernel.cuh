@@ -32,7 +32,9 @@
 //
 // Split-KV (Attention.h): each split's partial (O / l, log2-sum-exp) goes
 // to the workspace; decode items merge in their last block, row items in
-// their cluster, by their own blocks or in attentionMergeKernel.
+// their cluster, by their own blocks or in attentionMergeKernel. Short
+// split trees and extends (SLIV) give their new keys to the first splits
+// in 16-key slivers (AttentionSlivers.cuh).
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 
