@@ -1140,18 +1140,22 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
           wgmmaWaitAll();
           afterPV(it);
         }
+        // SLIV: the first sliver's scores and softmax inside the last turn.
+        float sv[2][4] = {};
         if constexpr (SLIV) {
-          float sv[2][4] = {};
           fenceOperands(sv);
           if (sliverInTurn) // turnBegin waits for the split's own tiles only
             mbarWait(fullBar + 8 * stNew, (gNew / NST) & 1);
-          turnBegin(nTiles);
-          // Issued by every split (under a branch, ptxas would serialize
-          // every wgmma of the kernel); those without a sliver read the
-          // stage's first keys, inside shared memory, and never the result.
+        }
+        turnBegin(nTiles);
+        // Issued by every split (under a branch, ptxas would serialize
+        // every wgmma of the kernel); those without a sliver read the
+        // stage's first keys, inside shared memory, and never the result.
+        if constexpr (SLIV)
           issueSliverS(sv, sliverInTurn ? split : 0);
-          issuePV(nTiles - 1);
-          handOver(nTiles);
+        issuePV(nTiles - 1);
+        handOver(nTiles);
+        if constexpr (SLIV) {
           wgmmaWait<1>(); // the sliver's scores
           fenceOperands(sv);
           if (sliverInTurn) {
@@ -1163,21 +1167,13 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
               scaleO(pScale);
             }
           }
-          wgmmaWaitAll();
-          fenceOperands(o);
-          if (lane == 0)
-            mbarArrive(emptyBar + 8 * ((tileBase + nTiles - 1) % NST));
-          if (sliverInTurn)
-            issueSliverPV(sv, split);
-        } else {
-          turnBegin(nTiles);
-          issuePV(nTiles - 1);
-          handOver(nTiles);
-          wgmmaWaitAll();
-          fenceOperands(o);
-          if (lane == 0)
-            mbarArrive(emptyBar + 8 * ((tileBase + nTiles - 1) % NST));
         }
+        wgmmaWaitAll();
+        fenceOperands(o);
+        if (lane == 0)
+          mbarArrive(emptyBar + 8 * ((tileBase + nTiles - 1) % NST));
+        if (SLIV && sliverInTurn)
+          issueSliverPV(sv, split);
         STRATA_ATTN_TRACE_MARK(true, 2);
       }
       // The other slivers (more than one a split, or a split without
