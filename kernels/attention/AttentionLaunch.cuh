@@ -74,10 +74,15 @@ constexpr int64_t kSliverMaxStages = 12;
 /// an extend of the same bounds take the same path and stay equal bit for
 /// bit.
 inline bool rowsSlivers(AttentionKind kind, const AttentionDims &dims,
-                        const AttentionLaunch &launch, int32_t splits) {
+                        const AttentionLaunch &launch) {
   if (kind == AttentionKind::Prefill || kind == AttentionKind::Decode ||
       rowsWide(kind, dims.headDim, launch.maxQLen) || launch.maxQLen > 64 ||
-      splits < 2 || !attentionNewKeySliversEnabled())
+      !attentionNewKeySliversEnabled())
+    return false;
+  // Planned only here, past the tests that rule out most launches (the
+  // launch plans its workspace again).
+  const int64_t splits = attentionNumSplits(kind, dims, launch);
+  if (splits < 2)
     return false;
   const int64_t stagesPerSplit =
       (launch.maxKvLen + 64 * splits - 1) / (64 * splits);

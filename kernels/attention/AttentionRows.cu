@@ -26,8 +26,7 @@ Status launchRows(const char *name, AttentionKind kind,
   // A 100-token extend over 8K ran 3.5% faster. A tree verify keeps 4 (with 8
   // it ran 2.5% longer in a graph), and so do 128-key stages, whose 24-register
   // producer would handle twice the keys per thread (11% longer at 8K tokens).
-  const bool slivers = attention_detail::rowsSlivers(
-      kind, dims, launch, attentionNumSplits(kind, dims, launch));
+  const bool slivers = attention_detail::rowsSlivers(kind, dims, launch);
   if (kind == AttentionKind::Tree)
     return slivers ? launchAny<8, 1, 64, 4, 4, 64, 1, true, 4, true>(
                          name, kind, dims, t, launch, stream)
