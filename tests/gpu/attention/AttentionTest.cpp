@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 using namespace strata::kernels;
 using namespace strata::kernels::attention_test;
@@ -356,11 +357,15 @@ TEST_CASE("attention rows merge their splits in clusters, by their blocks "
     for (bool peers : {true, false}) {
       ClusterMerge clusterMerge(cluster);
       PeerMerge peerMerge(peers);
-      for (int splits : {2, 3, 5, 8, 12, 16}) {
+      // Split counts and head dims; a cluster of two merges several chunks
+      // a thread at once, at both head dims.
+      constexpr std::pair<int, int> kSplitsAndDims[] = {
+          {2, 128}, {2, 64}, {3, 64}, {5, 128}, {8, 128}, {12, 128}, {16, 128}};
+      for (const auto &[splits, headDim] : kSplitsAndDims) {
         AttnCase c;
         c.kind = splits % 2 ? AttentionKind::Tree : AttentionKind::Extend;
         c.dtype = splits == 5 ? ActDType::F16 : ActDType::BF16;
-        c.headDim = splits == 3 ? 64 : 128;
+        c.headDim = headDim;
         c.numSplits = splits;
         // 8 splits: 8 items, whose clusters of 8 fit on H100-class GPUs
         // (an H200 holds 15); 12 splits: 144 blocks, more than such a GPU
