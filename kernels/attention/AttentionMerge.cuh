@@ -373,7 +373,7 @@ clusterMergeRows(const AttnParams &p, unsigned char *smem, int ctid,
     // remote loads go out before the first is used. A chunk at a time (as
     // below) took a remote round trip per chunk: 4 in a row at headDim
     // 128, and two 100-token extends over 8K (64 items of 2 splits) ran
-    // 73.4-73.5 us against 71.5-71.8 this way.
+    // 73.4-73.8 us against 71.3-72.2 this way.
     constexpr int NP = (ROWS / 2) * CPR / NTC > 0 ? (ROWS / 2) * CPR / NTC : 1;
     for (int c0 = ctid; c0 < n; c0 += NP * NTC) {
       float f[NP][2];
