@@ -35,13 +35,23 @@
 // their cluster, by their own blocks or in attentionMergeKernel. Short
 // split trees and extends (SLIV) give their new keys to the first splits
 // in 16-key slivers (AttentionSlivers.cuh).
+//
+// Parts: work items (AttentionItem.cuh), the wgmma producer
+// (AttentionProducer.cuh), decode's copies (AttentionDecodeCopies.cuh),
+// masks and online softmax (AttentionSoftmax.cuh), block ends
+// (AttentionEpilogue.cuh), split-KV merges (AttentionMerge.cuh); here the
+// block's setup, the compute warps' main loops and the order of it all.
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
 
+#include "kernels/attention/AttentionDecodeCopies.cuh"
 #include "kernels/attention/AttentionDevice.cuh"
 #include "kernels/attention/AttentionEpilogue.cuh"
+#include "kernels/attention/AttentionItem.cuh"
 #include "kernels/attention/AttentionMerge.cuh"
+#include "kernels/attention/AttentionProducer.cuh"
 #include "kernels/attention/AttentionSlivers.cuh"
+#include "kernels/attention/AttentionSoftmax.cuh"
 #include "kernels/attention/AttentionTrace.cuh"
 #include "kernels/attention/Wgmma.cuh"
 #include "kernels/common/Barriers.cuh"
@@ -79,11 +89,8 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   // shared memory's bandwidth to K and V.
   constexpr bool QS = WG && KW == 128;
   static_assert(!SLIV || (WG && !QS), "slivers are a 64-key-stage scheme");
-  // Register split of the wgmma path (setmaxnreg): the block starts with
-  // 65536 / NT registers per thread (rounded down to 8); the producer keeps
-  // what address arithmetic needs and the compute warps take the rest.
-  constexpr int kProducerRegs = QS ? 24 : 40, kComputeRegs = QS ? 240 : 232;
-  static_assert(!WG || NTP * kProducerRegs + NTC * kComputeRegs <=
+  // Register split of the wgmma path (AttentionProducer.cuh).
+  static_assert(!WG || NTP * kProducerRegs<QS> + NTC * kComputeRegs<QS> <=
                            (65536 / NT) / 8 * 8 * NT,
                 "the register split fits the block's registers");
   // The dependency wait comes after the lengths, positions and block tables
@@ -118,28 +125,14 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   // each from it through shared memory.
   const bool persist = QS && p.persistItems > 0;
   int32_t taken = int32_t(blockIdx.x); // persistent: the block's item
-  int rowTile, split, kvHead;
-  int64_t b;
-  // Places item L (persistent) or the block's item; false when there is no
-  // such item.
-  auto locate = [&](int32_t L, int &rt, int &sp, int &kh, int64_t &bb) -> bool {
-    // Without branches: each would make the persistent loops' control flow
-    // look divergent to the compiler, which then keeps their uniform
-    // values (stage addresses, descriptors) in ordinary registers.
-    const int32_t j = int32_t(blockIdx.x), x = L % p.rowTiles,
-                  hb = L / p.rowTiles;
-    // Last row tiles first: under a causal mask they see the most keys,
-    // and started last they would run alone at the end of the grid.
-    rt = p.rowTiles - 1 -
-         (persist     ? x
-          : clustered ? j / p.numSplits
-                      : j % p.rowTiles);
-    sp = persist ? 0 : clustered ? j % p.numSplits : j / p.rowTiles;
-    kh = persist ? hb % p.numKvHeads : int(blockIdx.y);
-    bb = persist ? hb / p.numKvHeads : int64_t(blockIdx.z);
-    return !persist || L < p.persistItems;
+  // The block's item (AttentionItem.cuh); the names below are its fields.
+  AttnItem cur;
+  int &rowTile = cur.at.rowTile, &split = cur.at.split, &kvHead = cur.at.kvHead;
+  int64_t &b = cur.at.seq;
+  auto locate = [&](int32_t L, ItemPlace &at) -> bool {
+    return locateItem(p, L, persist, clustered, at);
   };
-  auto placeItem = [&] { return locate(taken, rowTile, split, kvHead, b); };
+  auto placeItem = [&] { return locate(taken, cur.at); };
 
   // wgmma path: full[s] completes when the producer's copies of the tile in
   // stage s have landed (NTP arrivals: each thread's cp.async arrival, or
@@ -155,23 +148,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   const uint32_t qBar = emptyBar + 8 * NST, qFreeBar = qBar + 8,
                  itemBar = qBar + 16;
   // QS: the producer hands each item to the compute warps through slot
-  // k % 2 (itemBar + 8 * (k % 2) completes when item k is written; a
-  // negative row tile: no more items), so that they start it without
-  // global loads or divisions of their own.
-  enum {
-    kRowTile,
-    kSplit,
-    kKvHead,
-    kSeq,
-    kQBegin,
-    kPrefix,
-    kRows,
-    kKs,
-    kKe,
-    kTiles,
-    kTileBase,
-    kSlotInts
-  };
+  // k % 2 (ItemSlot, AttentionItem.cuh).
   __shared__ int32_t sItem[QS ? 2 : 1][kSlotInts];
   // 64-key stages, new-key slivers (setItem): bit a of row r is set when
   // new token a is visible to row r (in range, causal or an ancestor in
@@ -198,81 +175,15 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     mbarInitFence(); // tensor copies complete on the full barriers
   }
 
-  // The item's rows and key range. Causal rows end at their own slot, tree
-  // rows at their own slot too (a parent precedes its children, see
-  // Attention.h); a window starts at the smallest query position - W + 1.
-  int32_t qBegin, qLen, kvLen, prefix, rowsTotal, row0, tokLo, tokHi, ks, ke,
-      nTiles, newKeys;
-  int64_t headRow, contigRow; // the kv head's rows in a page, a sequence
+  int32_t &qBegin = cur.qBegin, &prefix = cur.prefix,
+          &rowsTotal = cur.rowsTotal, &row0 = cur.row0, &ks = cur.ks,
+          &ke = cur.ke, &nTiles = cur.nTiles, &newKeys = cur.newKeys;
   const bool tree = p.parentIds != nullptr;
   // Positions come only with trees (checked at launch), which never take
   // 128-key stages: without them that configuration fits its registers.
-  const int32_t *pos = nullptr;
-  // Reads the item's lengths; false when it has no rows (an item past a
-  // shorter sequence's end).
+  const int32_t *&pos = cur.pos;
   auto setItem = [&]() -> bool {
-    qBegin = __ldg(p.cuQLens + b);
-    qLen = __ldg(p.cuQLens + b + 1) - qBegin;
-    kvLen = __ldg(p.kvLens + b);
-    if constexpr (QS) {
-      qBegin = __reduce_max_sync(0xffffffffu, qBegin);
-      qLen = __reduce_max_sync(0xffffffffu, qLen);
-      kvLen = __reduce_max_sync(0xffffffffu, kvLen);
-    }
-    if (kvLen < qLen) // malformed; never read unwritten slots beyond qLen
-      kvLen = qLen;
-    prefix = kvLen - qLen;
-    rowsTotal = qLen * G;
-    row0 = rowTile * ROWS;
-    if (!QS && row0 >= rowsTotal)
-      return false;
-    tokLo = row0 / G;
-    tokHi = (min(row0 + ROWS, rowsTotal) - 1) / G;
-    pos = !QS && p.positions ? p.positions + qBegin : nullptr;
-    const int32_t kvEnd = min(kvLen, prefix + tokHi + 1);
-    int32_t kvStart = 0;
-    if (p.window > 0) {
-      if constexpr (QS) {
-        // No positions: the smallest is the first row's slot (and no block
-        // barrier, which a persistent block's roles could not share).
-        kvStart = max(0, prefix + tokLo - p.window + 1);
-      } else {
-        if (tid == 0)
-          sInfo[0] = 0x7fffffff;
-        __syncthreads();
-        if (tid <= tokHi - tokLo) {
-          int32_t t = tokLo + tid;
-          atomicMin(&sInfo[0], pos ? __ldg(pos + t) : prefix + t);
-        }
-        __syncthreads();
-        kvStart = max(0, sInfo[0] - p.window + 1);
-        if (pos) // new keys are placed by their positions, not their slots
-          kvStart = min(kvStart, prefix);
-      }
-    }
-    // SLIV, split items whose new tokens' keys fit one stage (a tree
-    // verify, a short extend): the splits cut the cached keys alone, and
-    // the new keys go in 16-key slivers to splits 0, 1, ... (the compute
-    // warps' end, below). In the last split they make its range a stage
-    // longer than the others' (a 64-token tree over 1K in 8 splits: 3
-    // stages against 2), and that stage is the item's critical path; the
-    // launcher takes SLIV where a split's cached stages are few
-    // (rowsSlivers, AttentionLaunch.cuh).
-    newKeys = 0;
-    if constexpr (SLIV)
-      if (p.numSplits > 1 && kvEnd > prefix && kvEnd - prefix <= SK &&
-          kvStart < prefix)
-        newKeys = kvEnd - prefix;
-    const int32_t cutEnd = kvEnd - newKeys;
-    const int32_t range = max(cutEnd - kvStart, 0);
-    int32_t chunk = (range + p.numSplits - 1) / p.numSplits;
-    chunk = (chunk + SK - 1) / SK * SK;
-    ks = min(kvStart + split * chunk, cutEnd);
-    ke = min(ks + chunk, cutEnd);
-    nTiles = (ke - ks + SK - 1) / SK;
-    headRow = int64_t(kvHead) * p.blockSize;
-    contigRow = (b * 2 * p.numKvHeads + kvHead) * int64_t(p.capacity);
-    return row0 < rowsTotal;
+    return attention_detail::setItem<ROWS, SK, QS, SLIV>(p, cur, tid, sInfo);
   };
   // A persistent block whose first item has no rows takes the next
   // (producer, below).
@@ -283,7 +194,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   }
   // Tiles of this block's earlier items: stage and barrier phase of tile t
   // of the item are those of tile tileBase + t (persistent).
-  int32_t tileBase = 0;
+  int32_t &tileBase = cur.tileBase;
 
   uint32_t smemBase = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   if (WG) // swizzle atoms at 1024-byte boundaries (1 KB more is allocated)
@@ -293,7 +204,6 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   // cut into 64-element column halves, each [SK rows][128 bytes] with the
   // same XOR, which is the descriptor's 128-byte swizzle (8-row atoms of
   // 1024 bytes).
-  constexpr uint32_t ROW_BYTES = WG ? 128 : CH * 16;
   auto tileOffset = [](int key, int ch) -> uint32_t {
     if constexpr (WG)
       return uint32_t((ch / 8) * (SK * 128) + key * 128 +
@@ -303,12 +213,9 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   };
   // Loader: TPR threads per key row, each moving CH / TPR chunks of K and
   // of V (TPR 8: a warp's copy covers 128 contiguous bytes of each of 4
-  // rows; AttentionRows.cu and AttentionDecode.cu say where each is used).
-  // Decode (lookupStage, loadStage) reads a stage's block-table entries one
-  // stage before its copies (the prologue those of every prefetched stage
-  // at once): a lookup right before its copies had put a dependent L2 round
-  // trip in front of every stage. The wgmma producer has its own loop
-  // (produce, below). A thread's key rows are KEYS_PER_PASS apart, a
+  // rows; AttentionRows.cu and AttentionDecode.cu say where each is used):
+  // decode's copies (AttentionDecodeCopies.cuh) or the wgmma producer's
+  // (AttentionProducer.cuh). A thread's key rows are KEYS_PER_PASS apart, a
   // multiple of the 8-row swizzle period, so each of its chunks has the
   // same shared-memory place in every row and stage up to a constant:
   // computed once (sOff), one add per copy (that arithmetic had been a
@@ -328,71 +235,14 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   const uint16_t *vSrc =
       (p.paged ? p.v : p.k + int64_t(p.numKvHeads) * p.capacity * D) +
       (tid % TPR) * 8;
-  // Slot s of a paged sequence is row s % blockSize of its logical block
-  // s / blockSize; a power-of-two block size (the usual case) shifts.
-  auto splitSlot = [&](int32_t s, int32_t &logical, int32_t &inBlock) {
-    if (p.blockShift >= 0) {
-      logical = s >> p.blockShift;
-      inBlock = s & (p.blockSize - 1);
-    } else {
-      logical = s / p.blockSize;
-      inBlock = s - logical * p.blockSize;
-    }
-  };
-  using Lookup = int32_t[KEYS_PER_THREAD];
-  // The raw block id (paged) of each of this thread's keys of a tile; the
-  // offset is formed only when the copies are issued.
+  const DecodeCopies<D, SK, LT, TPR> copies{
+      p, cur, smemBase, keyInPass, sOff, kSrc, vSrc, WG ? 0 : l2EvictFirst()};
+  using Lookup = typename decltype(copies)::Lookup;
   auto lookupStage = [&](int tile, Lookup &blk) {
-    const int32_t t0 = ks + tile * SK + keyInPass;
-#pragma unroll
-    for (int j = 0; j < KEYS_PER_THREAD; ++j) {
-      int32_t s = t0 + j * KEYS_PER_PASS, logical, inBlock;
-      blk[j] = -1;
-      if (p.paged) {
-        splitSlot(s, logical, inBlock);
-        if (s < ke && logical < p.maxBlocksPerSeq)
-          blk[j] = __ldg(p.blockTables + b * p.maxBlocksPerSeq + logical);
-      }
-    }
+    copies.lookupStage(tile, blk);
   };
-  // Element offset of the cache row holding (slot s, kvHead), or -1 when
-  // the slot has no storage (it then reads as zeros).
-  auto rowOffset = [&](int32_t s, int32_t block) -> int64_t {
-    if (s >= ke)
-      return -1;
-    if (p.paged) {
-      if (block < 0 || block >= p.numBlocks)
-        return -1;
-      int32_t logical, inBlock;
-      splitSlot(s, logical, inBlock);
-      return block * p.blockStride + (headRow + inBlock) * D;
-    }
-    if (s >= p.capacity)
-      return -1;
-    return (contigRow + s) * D;
-  };
-  // Decode's copies of a stage. Decode reads each key once per step: its
-  // lines leave L2 first (rows blocks share their tiles).
-  const uint64_t kvPolicy = WG ? 0 : l2EvictFirst();
   auto loadStage = [&](int tile, int stage, const Lookup &blk) {
-    const int32_t t0 = ks + tile * SK + keyInPass;
-    const uint32_t kBase = smemBase + stage * STAGE_BYTES;
-    const uint32_t vBase = kBase + SK * D * 2;
-#pragma unroll
-    for (int j = 0; j < KEYS_PER_THREAD; ++j) {
-      const int64_t off = rowOffset(t0 + j * KEYS_PER_PASS, blk[j]);
-      const bool valid = off >= 0;
-      const uint16_t *kRow = valid ? kSrc + off : p.k;
-      const uint16_t *vRow = valid ? vSrc + off : p.k;
-      constexpr uint32_t PASS_BYTES = KEYS_PER_PASS * ROW_BYTES;
-#pragma unroll
-      for (int m = 0; m < CPT; ++m) {
-        cpAsync16(kBase + j * PASS_BYTES + sOff[m], kRow + m * TPR * 8, valid,
-                  kvPolicy);
-        cpAsync16(vBase + j * PASS_BYTES + sOff[m], vRow + m * TPR * 8, valid,
-                  kvPolicy);
-      }
-    }
+    copies.loadStage(tile, stage, blk);
   };
 
   Lookup next; // block ids of the next tile to be issued
@@ -402,318 +252,16 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
   if constexpr (WG) {
     __syncthreads(); // the stage barriers are initialised
     if (producer) {
-      // The producer warpgroup only issues copies: its registers go to the
-      // compute warpgroups.
-      warpgroupSetMaxRegs<kProducerRegs, false>();
-      // A split with new-key slivers: a tree's new tokens' parents (at
-      // most 64: newKeys), two a lane of every producer warp, for the
-      // slivers' masks (after the copies).
-      const bool slivers = SLIV && 16 * split < newKeys;
-      int32_t newPar[2];
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-        newPar[i] = slivers && tree && lane + 32 * i < newKeys
-                        ? __ldg(p.parentIds + qBegin + lane + 32 * i)
-                        : -1;
-      // Slots before the new tokens were written by earlier steps, not by
-      // the previous kernel (Attention.h): the stages that hold only such
-      // slots go out before the dependency wait and stream in under the
-      // previous kernel's tail, as decode's do; the wait comes before the
-      // first stage that reaches a new token's slot, and before Q.
-      bool waited = false;
-      auto waitOnce = [&] {
-        if (!waited) {
-          pdlWait();
-          pdlLaunchDependents();
-          waited = true;
-        }
-      };
-      // QS: an item's Q first, one row per producer thread: the compute
-      // warpgroups' first products wait for it. Rows past the item are
-      // zero. A persistent block's later items wait until the compute
-      // warps' last products with the previous Q are done.
-      auto issueQ = [&](int done) {
-        waitOnce();
-        if (done > 0)
-          mbarWait(qFreeBar, (done - 1) & 1);
-        if (tid == 0) {
-          int32_t *slot = sItem[done & 1];
-          slot[kRowTile] = rowTile;
-          slot[kSplit] = split;
-          slot[kKvHead] = kvHead;
-          slot[kSeq] = int32_t(b);
-          slot[kQBegin] = qBegin;
-          slot[kPrefix] = prefix;
-          slot[kRows] = rowsTotal;
-          slot[kKs] = ks;
-          slot[kKe] = ke;
-          slot[kTiles] = nTiles;
-          slot[kTileBase] = tileBase;
-          mbarArrive(itemBar + 8 * (done & 1));
-        }
-        static_assert(!QS || ROWS == NTP, "a producer thread per row of Q");
-        const int32_t row = row0 + tid;
-        const bool valid = row < rowsTotal;
-        const int32_t tok = valid ? row / G : 0;
-        const int g = valid ? row - tok * G : 0;
-        const uint16_t *src =
-            p.q + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D;
-#pragma unroll
-        for (int ch = 0; ch < CH; ++ch)
-          cpAsync16(qBase + uint32_t((ch / 8) * (ROWS * 128) + tid * 128 +
-                                     ((ch % 8) ^ (tid & 7)) * 16),
-                    src + ch * 8, valid);
-        cpAsyncArriveNoinc(qBar);
-      };
-      // Persistent: the block's next item, the first not yet taken, to
-      // every producer thread (thread 0 takes it; two buffers, a barrier
-      // of the producer warps between).
-      int tk = 0;
-      auto takeItem = [&] {
-        if (tid == 0)
-          sTicket[tk] = atomicAdd(p.counters, 1) + int32_t(gridDim.x);
-        namedBarSync(4, NTP);
-        taken = sTicket[tk];
-        tk ^= 1;
-      };
-      // Persistent: the Q rows of the block's next item into L2, an item
-      // ahead, so that their copies (after the compute warps are done
-      // with this item's Q) read L2 instead of device memory.
-      auto prefetchNextQ = [&] {
-        int rt, sp, kh;
-        int64_t bb;
-        if (!locate(taken, rt, sp, kh, bb))
-          return;
-        const int32_t qb = __ldg(p.cuQLens + bb),
-                      rows = (__ldg(p.cuQLens + bb + 1) - qb) * G,
-                      row = rt * ROWS + tid;
-        if (row < rows) {
-          const int32_t tok = row / G, g = row - tok * G;
-          prefetchL2(p.q + ((int64_t(qb) + tok) * p.numQHeads + kh * G + g) * D,
-                     D * 2);
-        }
-      };
-      // The copy loop per cache layout (contiguous, paged with a
-      // power-of-two block size, other paged): the layout tests are made
-      // once instead of per key, where they had made the producer issue
-      // about 290 instructions per 64-key tile, a third of its scheduler's
-      // issue slots beside two compute warps. A stage's block-table
-      // lookups go right before its copies: the producer runs NST stages
-      // ahead of the readers, which hides their round trip.
-      auto produce = [&](auto layout) {
-        constexpr int L = decltype(layout)::value;
-        const int32_t *table = p.blockTables + b * p.maxBlocksPerSeq;
-        const int64_t rowBase = (L == 0 ? contigRow : headRow) * D;
-        const uint16_t *kHead = kSrc + rowBase, *vHead = vSrc + rowBase;
-        // Whole tiles go by tensor copies when the launcher encoded the
-        // maps: one thread per box looks up the box's page, expects its
-        // bytes on the stage's barrier and issues its copies (landing in
-        // the maps' 128-byte swizzle, the stage layout); the others only
-        // arrive. Box i goes to lane i / 4 of producer warp i % 4, so that
-        // no one warp's serial issue bounds the stage rate. An invalid page
-        // lies outside the map and reads as zeros. Tiles that end past the
-        // range (slots not the sequence's own) or start inside a box take
-        // the cp.async path: the tensor-copied tiles are the first nBulk,
-        // and each path has a loop of its own (one loop with a test per
-        // tile was slower; docs/kernels.md has the figures).
-        int nBulk = 0;
-        if (L != 2 && p.bulkRows > 0 &&
-            (L == 0 || (ks & (p.bulkRows - 1)) == 0))
-          nBulk = (ke - ks) / SK;
-        for (int t = 0; t < nBulk; ++t) {
-          const int g = tileBase + t, st = g % NST;
-          const int32_t tile0 = ks + t * SK;
-          if (tile0 + SK > prefix)
-            waitOnce();
-          const int box = (tid & 31) * 4 + (tid >> 5);
-          const int32_t sl = tile0 + box * p.bulkRows;
-          const bool issuer = box * p.bulkRows < SK;
-          int32_t c1 = sl, c3 = int32_t(b) * 2;
-          if (L == 1) {
-            c1 = sl & (p.blockSize - 1);
-            const int32_t logical = sl >> p.blockShift;
-            c3 = issuer && logical < p.maxBlocksPerSeq ? __ldg(table + logical)
-                                                       : -1;
-          }
-          // No wait for the first stage here (the cp.async path below
-          // has one): tensor copies do not crowd the first tile's, and
-          // short splits ended sooner without it.
-          if (g >= NST)
-            mbarWait(emptyBar + 8 * st, (g / NST - 1) & 1);
-          const uint32_t bar = fullBar + 8 * st;
-          // An issuer's bytes are expected before its copies can land (the
-          // phase cannot end before every producer thread has arrived).
-          if (issuer)
-            mbarArriveExpectTx(bar, p.bulkRows * D * 2 * 2);
-          else
-            mbarArrive(bar);
-          if (issuer) {
-            const uint32_t kDst =
-                smemBase + st * STAGE_BYTES + box * p.bulkRows * 128;
-#pragma unroll
-            for (int h = 0; h < D / 64; ++h) {
-              tensorCopyToShared4d(kDst + h * (SK * 128), &p.kMap, h * 64, c1,
-                                   kvHead, c3, bar);
-              tensorCopyToShared4d(kDst + SK * D * 2 + h * (SK * 128), &p.vMap,
-                                   h * 64, c1, kvHead, c3 + (L == 0), bar);
-            }
-          }
-        }
-        for (int t = nBulk; t < nTiles; ++t) {
-          const int g = tileBase + t, st = g % NST;
-          const int32_t t0 = ks + t * SK + keyInPass;
-          if (ks + (t + 1) * SK > prefix)
-            waitOnce();
-          // With a power-of-two block size the first half of a thread's
-          // keys are looked up before the wait for the stage, the rest at
-          // their copies (under the first half's copies), and offsets are
-          // formed at the copies: all of them ahead were slower after the
-          // wait and spilled the 24-register producer before it. Other
-          // block sizes look up at the copies (divisions need registers).
-          auto lookup = [&](int32_t sl) -> int32_t {
-            const int32_t logical =
-                L == 1 ? sl >> p.blockShift : sl / p.blockSize;
-            return sl < ke && logical < p.maxBlocksPerSeq
-                       ? __ldg(table + logical)
-                       : -1;
-          };
-          constexpr int AHEAD = (KEYS_PER_THREAD + 1) / 2;
-          int32_t blk[AHEAD];
-#pragma unroll
-          for (int j = 0; j < AHEAD; ++j)
-            blk[j] = L == 1 ? lookup(t0 + j * KEYS_PER_PASS) : -1;
-          // A block's third stage goes out only once its first has
-          // landed: the first tile (and Q) then shares the memory system
-          // with one more stage rather than all the others.
-          if (g == 2)
-            mbarWait(fullBar, 0);
-          if (g >= NST)
-            mbarWait(emptyBar + 8 * st, (g / NST - 1) & 1);
-          const uint32_t kBase = smemBase + st * STAGE_BYTES;
-          const uint32_t vBase = kBase + SK * D * 2;
-#pragma unroll
-          for (int j = 0; j < KEYS_PER_THREAD; ++j) {
-            const int32_t sl = t0 + j * KEYS_PER_PASS;
-            int64_t off = -1;
-            if constexpr (L == 0) {
-              if (sl < ke && sl < p.capacity)
-                off = int64_t(sl) * D;
-            } else {
-              const int32_t inBlock =
-                  L == 1 ? sl & (p.blockSize - 1) : sl % p.blockSize;
-              const int32_t id =
-                  L == 1 && j < AHEAD ? blk[j < AHEAD ? j : 0] : lookup(sl);
-              if (id >= 0 && id < p.numBlocks)
-                off = id * p.blockStride + inBlock * D;
-            }
-            const bool valid = off >= 0;
-            const uint16_t *kRow = valid ? kHead + off : p.k;
-            const uint16_t *vRow = valid ? vHead + off : p.k;
-            constexpr uint32_t PASS_BYTES = KEYS_PER_PASS * ROW_BYTES;
-            // TPR 4: chunk m of a thread is chunk tid % 4 + 4 m of the row:
-            // column half m / 2, and within its 128 bytes the place of
-            // chunk m % 2 (the swizzle XORs the low three bits only), so
-            // two offsets. TPR 8: chunk tid % 8 + 8 m, column half m at one
-            // place.
-            static_assert((TPR == 4 && CPT <= 4) || (TPR == 8 && CPT <= 2),
-                          "chunk places as assumed");
-#pragma unroll
-            for (int m = 0; m < CPT; ++m) {
-              const uint32_t at =
-                  TPR == 8
-                      ? j * PASS_BYTES + m * (SK * 128) + sOff[0]
-                      : j * PASS_BYTES + (m / 2) * (SK * 128) + sOff[m % 2];
-              cpAsync16(kBase + at, kRow + m * TPR * 8, valid);
-              cpAsync16(vBase + at, vRow + m * TPR * 8, valid);
-            }
-          }
-          cpAsyncArriveNoinc(fullBar + 8 * st);
-        }
-      };
-      // Items in turn: the block's own, then those it takes (persistent),
-      // skipping those without rows; the compute warps get each through
-      // slot done % 2, and a negative row tile once none is left.
-      for (int done = 0;;) {
-        if constexpr (QS) {
-          placeItem();
-          if (persist && !setItem()) {
-            takeItem();
-          } else {
-            if (!persist)
-              setItem();
-            issueQ(done);
-            if (!p.paged)
-              produce(std::integral_constant<int, 0>{});
-            else if (p.blockShift >= 0)
-              produce(std::integral_constant<int, 1>{});
-            else
-              produce(std::integral_constant<int, 2>{});
-            if (!persist)
-              break;
-            // The next item is claimed only now, a few tiles before it is
-            // needed: claimed when this one started, a block busy with a
-            // heavy item held the next one too, and SMs ended 87 us apart.
-            takeItem();
-            prefetchNextQ();
-            tileBase += nTiles;
-            ++done;
-          }
-          if (taken >= p.persistItems) {
-            // Slot done's last reader started item done - 2, before the
-            // compute warps were done with item done - 1's Q.
-            if (tid == 0) {
-              if (done > 0)
-                mbarWait(qFreeBar, (done - 1) & 1);
-              sItem[done & 1][kRowTile] = -1;
-              mbarArrive(itemBar + 8 * (done & 1));
-              // The last block out resets the counters for the next launch
-              // (every block has taken its last item by then).
-              if (atomicAddAcqRel(p.counters + 1, 1) ==
-                  int32_t(gridDim.x) - 1) {
-                atomicExch(p.counters, 0);
-                atomicExch(p.counters + 1, 0);
-              }
-            }
-            break;
-          }
-        } else {
-          if (!p.paged)
-            produce(std::integral_constant<int, 0>{});
-          else if (p.blockShift >= 0)
-            produce(std::integral_constant<int, 1>{});
-          else
-            produce(std::integral_constant<int, 2>{});
-          // A split with new-key slivers (setItem) then copies the new
-          // keys, as one more tile after its own.
-          if (!SLIV || done > 0 || 16 * split >= newKeys)
-            break;
-          tileBase = nTiles;
-          ks = prefix;
-          ke = prefix + newKeys;
-          nTiles = 1;
-          ++done;
-        }
-      }
-      // The slivers' masks (AttentionSlivers.cuh), one row a thread, while
-      // the compute warps are busy with the split's last tiles.
-      if constexpr (SLIV) {
-        if (slivers) {
-          const int32_t row = row0 + tid;
-          sNewVis[tid] = newKeysVisible(row < rowsTotal ? row / G : -1, tree,
-                                        newPar, p.window, pos);
-          mbarArrive(visBar);
-        }
-      }
-      // No thread leaves with copies in flight. Its copies were never
-      // committed to a group (the full barriers track them), so a
-      // wait_group would not cover them; wait_all does.
-      cpAsyncWaitAll();
-      waitOnce(); // no thread leaves before the wait (Pdl.cuh)
+      runProducer<D, SK, NST, ROWS, TPR, QS, SLIV>(
+          p, cur, taken, persist, clustered,
+          ProducerShared{smemBase, qBase, fullBar, emptyBar, qBar, qFreeBar,
+                         itemBar, visBar, sItem, sTicket, sInfo, sNewVis},
+          keyInPass, sOff, kSrc, vSrc);
       return;
     }
     pdlWait(); // before Q, which the previous kernel may write
     pdlLaunchDependents();
-    warpgroupSetMaxRegs<kComputeRegs, true>();
+    warpgroupSetMaxRegs<kComputeRegs<QS>, true>();
   } else {
     Lookup ahead[NST] = {};
 #pragma unroll
@@ -849,134 +397,23 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       }
     }
     const int32_t *parents = tree ? p.parentIds + qBegin : nullptr;
-
+    const MaskRows maskRows{p,      cur,  tree,    parents,  rTok,
+                            rSlot,  rPos, wMaxPos, wMinSlot, sNewVis,
+                            visBar, warp, lane};
     // Masks and online softmax for the scores s of the keys from slot tLo
-    // on (s becomes P, unnormalised); pScale receives the factor by which O
-    // must be rescaled before this tile's PV adds to it.
+    // on (AttentionSoftmax.cuh).
     auto softmaxScores = [&](auto &s, const int32_t tLo, float(&pScale)[2]) {
-      // KW keys, or a new-key sliver's 16
-      constexpr int NK =
-          8 * int(std::extent_v<std::remove_reference_t<decltype(s)>>);
-      // Mask only where some key of the slice may be invisible: past the
-      // range, among the new tokens, or older than a row's window.
-      const bool needMask = tLo + NK > ke ||
-                            (tree ? tLo + NK > prefix : tLo + NK > wMinSlot) ||
-                            (p.window > 0 && tLo <= wMaxPos - p.window) ||
-                            (pos && tLo + NK > prefix);
-      // One test per tile, outside the element loops: most tiles need no
-      // mask, and their softmax is then free of branches.
-      if constexpr (WG && NK == 16) {
-        // A new-key sliver (setItem): the producer's visibility bits.
-        mbarWait(visBar, 0);
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const uint64_t v =
-              sNewVis[warp * 16 + (lane >> 2) + 8 * h] >> (tLo - prefix);
-#pragma unroll
-          for (int n = 0; n < NK / 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const int j = n * 8 + (lane & 3) * 2 + e;
-              s[n][2 * h + e] = (v >> j) & 1 ? s[n][2 * h + e] : -INFINITY;
-            }
-        }
-      } else if (needMask) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          // tree: bit j of anc[j / 64] = key tLo + j is an ancestor
-          uint64_t anc[(NK + 63) / 64] = {};
-          if (tree && tLo + NK > prefix) {
-            for (int32_t a = rTok[h]; a >= 0 && prefix + a >= tLo;
-                 a = __ldg(parents + a)) {
-              const int32_t j = prefix + a - tLo;
-              // written per word so that anc stays in registers
-#pragma unroll
-              for (int w = 0; w < (NK + 63) / 64; ++w)
-                if (j >= 64 * w && j < min(NK, 64 * w + 64))
-                  anc[w] |= 1ull << (j - 64 * w);
-            }
-          }
-#pragma unroll
-          for (int n = 0; n < NK / 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              int j = n * 8 + (lane & 3) * 2 + e;
-              int32_t slot = tLo + j;
-              bool vis = slot < ke;
-              if (slot >= prefix)
-                vis = vis && (tree ? ((anc[n / 8] >> (j - 64 * (n / 8))) & 1)
-                                   : slot <= rSlot[h]);
-              if (p.window > 0 && vis) {
-                int32_t kPos =
-                    slot >= prefix && pos ? __ldg(pos + (slot - prefix)) : slot;
-                vis = rPos[h] - kPos < p.window;
-              }
-              if (!vis)
-                s[n][2 * h + e] = -INFINITY;
-            }
-        }
-      }
-      // Online softmax (base 2) with the scale folded into the exponent's
-      // FMA: the maximum is taken over raw scores (the scale is positive,
-      // checked at launch) and m is kept scaled. A row that has seen nothing
-      // keeps m = -inf and uses 0 as its base so that no inf - inf appears.
-      const float c = p.scaleLog2;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float mx = -INFINITY;
-#pragma unroll
-        for (int n = 0; n < NK / 8; ++n)
-          mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float mNew = fmaxf(mRow[h], mx * c);
-        const float base = mNew == -INFINITY ? 0.f : mNew;
-        pScale[h] = mNew == mRow[h] ? 1.f : fastExp2(mRow[h] - base);
-        mRow[h] = mNew;
-        float sum = 0.f;
-#pragma unroll
-        for (int n = 0; n < NK / 8; ++n) {
-          s[n][2 * h] = fastExp2(fmaf(s[n][2 * h], c, -base));
-          s[n][2 * h + 1] = fastExp2(fmaf(s[n][2 * h + 1], c, -base));
-          sum += s[n][2 * h] + s[n][2 * h + 1];
-        }
-        lRow[h] = lRow[h] * pScale[h] + sum;
-      }
-    };
-    auto scaleO = [&](const float(&pScale)[2]) {
-#pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        o[n][0] *= pScale[0];
-        o[n][1] *= pScale[0];
-        o[n][2] *= pScale[1];
-        o[n][3] *= pScale[1];
-      }
-    };
-    // Once a row's maximum has settled (most tiles after the first few) its
-    // scale is 1: a warp whose rows all kept theirs skips the rescale of O,
-    // which is the bulk of the softmax's multiplies.
-    auto needRescale = [&](const float(&pScale)[2]) {
-      return __any_sync(0xffffffffu, pScale[0] != 1.f || pScale[1] != 1.f);
+      maskScores<WG>(s, tLo, maskRows);
+      onlineSoftmax(s, p.scaleLog2, mRow, lRow, pScale);
     };
     auto rescaleO = [&](const float(&pScale)[2]) {
       if (needRescale(pScale))
-        scaleO(pScale);
+        scaleO<D>(o, pScale);
     };
     auto softmaxTile = [&](float(&s)[KW / 8][4], const int32_t tLo) {
       float pScale[2];
       softmaxScores(s, tLo, pScale);
       rescaleO(pScale);
-    };
-    // P as the A fragments of the PV product: the S accumulators of two key
-    // n-tiles are the A fragment of one 16-key step.
-    auto packP = [&](const float(&s)[KW / 8][4], uint32_t(&a)[KW / 16][4]) {
-#pragma unroll
-      for (int kk = 0; kk < KW / 16; ++kk) {
-        a[kk][0] = Ops::pack(s[2 * kk][0], s[2 * kk][1]);
-        a[kk][1] = Ops::pack(s[2 * kk][2], s[2 * kk][3]);
-        a[kk][2] = Ops::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-        a[kk][3] = Ops::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-      }
     };
 
     if constexpr (WG) {
@@ -1059,7 +496,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       auto afterPV = [&](int t) {
         fenceOperands(o);
         fenceOperands(pPrev);
-        packP(sAcc, pPrev);
+        packP<T, KW>(sAcc, pPrev);
         if (t > 0 && lane == 0)
           mbarArrive(emptyBar + 8 * ((tileBase + t - 1) % NST));
       };
@@ -1135,7 +572,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
           if (needRescale(pScale)) {
             wgmmaWaitAll();
             fenceOperands(o);
-            scaleO(pScale);
+            scaleO<D>(o, pScale);
           }
           wgmmaWaitAll();
           afterPV(it);
@@ -1164,7 +601,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
             if (needRescale(pScale)) {
               wgmmaWaitAll();
               fenceOperands(o);
-              scaleO(pScale);
+              scaleO<D>(o, pScale);
             }
           }
         }
@@ -1229,7 +666,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
           }
           softmaxTile(s, tLo);
           uint32_t a[KW / 16][4];
-          packP(s, a);
+          packP<T, KW>(s, a);
 #pragma unroll
           for (int kk = 0; kk < KW / 16; ++kk) {
 #pragma unroll
