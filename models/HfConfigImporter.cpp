@@ -3,6 +3,7 @@
 // positions and the scalar checks of YamlReader.h apply unchanged.
 #include "models/HfConfigImporter.h"
 
+#include "models/HfConfigFields.h"
 #include "models/YamlReader.h"
 
 #include <algorithm>
@@ -20,106 +21,8 @@ using detail::YamlContext;
 
 namespace {
 
-enum class Arch { Llama, Qwen3, Mistral, MiniMax };
-
-struct ArchInfo {
-  const char *name;
-  const char *family;
-  Arch arch;
-};
-
-const ArchInfo kArchs[] = {
-    {"LlamaForCausalLM", "llama", Arch::Llama},
-    {"Qwen3ForCausalLM", "qwen3", Arch::Qwen3},
-    {"MistralForCausalLM", "mistral", Arch::Mistral},
-    {"MiniMaxForCausalLM", "minimax", Arch::MiniMax},
-};
-
-/// Fields accepted and ignored for every architecture: token ids,
-/// bookkeeping, and settings that only matter for training or for the
-/// Python API. None of them changes the forward pass.
-const char *const kHarmless[] = {
-    "_name_or_path",   "architectures",     "attention_dropout",
-    "auto_map",        "bos_token_id",      "decoder_start_token_id",
-    "eos_token_id",    "hidden_dropout",    "initializer_range",
-    "model_type",      "output_attentions", "output_hidden_states",
-    "pad_token_id",    "return_dict",       "sep_token_id",
-    "tokenizer_class", "torchscript",       "transformers_version",
-    "use_cache",       "use_return_dict",
-};
-
-/// Fields mapped (or checked) for every architecture.
-const char *const kMapped[] = {
-    "vocab_size",
-    "hidden_size",
-    "num_hidden_layers",
-    "num_attention_heads",
-    "num_key_value_heads",
-    "head_dim",
-    "intermediate_size",
-    "rms_norm_eps",
-    "rope_theta",
-    "max_position_embeddings",
-    "tie_word_embeddings",
-    "torch_dtype",
-    "dtype",
-    "attention_bias",
-    "rope_scaling",
-    "rope_parameters",
-    "partial_rotary_factor",
-    "hidden_act",
-    "layer_types",
-};
-
-/// MiniMax's residual scaling, in the original and in the transformers
-/// spelling: h = alpha * x + beta * f(x) (`residual_scale` in the model
-/// file). Pairs of spellings of one factor follow each other.
-const char *const kMiniMaxResidualFactors[] = {
-    "layernorm_full_attention_alpha",
-    "layernorm_full_attention_beta",
-    "layernorm_linear_attention_alpha",
-    "layernorm_linear_attention_beta",
-    "layernorm_mlp_alpha",
-    "layernorm_mlp_beta",
-    "full_attn_alpha_factor",
-    "full_attn_beta_factor",
-    "linear_attn_alpha_factor",
-    "linear_attn_beta_factor",
-    "mlp_alpha_factor",
-    "mlp_beta_factor",
-};
-
-std::vector<std::string> archSpecificFields(Arch arch) {
-  switch (arch) {
-  case Arch::Llama:
-    // pretraining_tp > 1 only split the matmuls differently in old
-    // transformers versions; the result is the same model.
-    return {"sliding_window", "mlp_bias", "pretraining_tp"};
-  case Arch::Mistral:
-    return {"sliding_window"};
-  case Arch::Qwen3:
-    return {"sliding_window", "use_sliding_window", "max_window_layers"};
-  case Arch::MiniMax: {
-    std::vector<std::string> f = {
-        "attn_type_list",
-        "sliding_window",
-        "rotary_dim",
-        "num_local_experts",
-        "num_experts_per_tok",
-        "shared_intermediate_size",
-        "postnorm",
-        "block_size",
-        "router_aux_loss_coef",
-        "router_jitter_noise",
-        "output_router_logits",
-    };
-    for (const char *name : kMiniMaxResidualFactors)
-      f.push_back(name);
-    return f;
-  }
-  }
-  return {};
-}
+using Arch = detail::HfArch;
+using ArchInfo = detail::HfArchInfo;
 
 std::string quoted(const std::string &s) {
   std::string out = "\"";
@@ -215,6 +118,18 @@ private:
   std::string dtype();
   RopeScalingOut ropeScaling();
   std::vector<std::string> layerKinds(Arch arch, Field &from);
+  void checkUnsupportedSwitches();
+  /// The `attention:` section (softmax layers): heads, rope and its
+  /// scaling; `window` given when some layer slides.
+  void attentionSection(YamlOut &out, Arch arch, const Field &heads,
+                        int64_t headDim, const YAML::Mark &headDimMark,
+                        const std::optional<Field> &window);
+  /// The `linear_attention:` section: heads and each linear layer's
+  /// decay slopes.
+  void linearAttentionSection(YamlOut &out, const Field &heads, int64_t headDim,
+                              const YAML::Mark &headDimMark, int64_t numLayers,
+                              int64_t numHeads,
+                              const std::vector<std::string> &kinds);
 
   const YamlContext &ctx_;
   const HfConvertOptions &options_;
@@ -249,7 +164,7 @@ const ArchInfo &Converter::readArchitecture() {
     ctx_.fail(f, "'architectures' is empty; expected the model class, such "
                  "as \"LlamaForCausalLM\"");
   std::string name = ctx_.string(list[0]);
-  for (const ArchInfo &a : kArchs)
+  for (const ArchInfo &a : detail::hfArchitectures())
     if (name == a.name)
       return a;
   ctx_.fail(list[0], "unsupported architecture '" + name + "'; supported: " +
@@ -258,11 +173,11 @@ const ArchInfo &Converter::readArchitecture() {
 
 void Converter::checkUnknownFields(const ArchInfo &arch) {
   std::set<std::string> known;
-  for (const char *n : kHarmless)
+  for (const std::string &n : detail::hfHarmlessFields())
     known.insert(n);
-  for (const char *n : kMapped)
+  for (const std::string &n : detail::hfMappedFields())
     known.insert(n);
-  for (const std::string &n : archSpecificFields(arch.arch))
+  for (const std::string &n : detail::hfArchSpecificFields(arch.arch))
     known.insert(n);
   std::vector<std::string> unknown;
   for (const std::string &name : order_)
@@ -282,9 +197,10 @@ void Converter::checkUnknownFields(const ArchInfo &arch) {
 }
 
 void Converter::residualScale(YamlOut &out, bool anySoftmax, bool anyLinear) {
-  // kMiniMaxResidualFactors lists the original names (index 0-5) then
+  // hfMiniMaxResidualFactors lists the original names (index 0-5) then
   // transformers' (6-11), each as full attention, linear attention, MLP
   // with alpha before beta.
+  const std::vector<std::string> &factors = detail::hfMiniMaxResidualFactors();
   struct Block {
     const char *key;
     bool present;
@@ -296,13 +212,13 @@ void Converter::residualScale(YamlOut &out, bool anySoftmax, bool anyLinear) {
     std::string entry;
     YAML::Mark mark = YAML::Mark::null_mark();
     for (int which = 0; which < 2; ++which) {
-      const char *original = kMiniMaxResidualFactors[2 * blk + which];
-      const char *renamed = kMiniMaxResidualFactors[6 + 2 * blk + which];
+      const std::string &original = factors[2 * blk + which];
+      const std::string &renamed = factors[6 + 2 * blk + which];
       std::optional<Field> a = get(original), b = get(renamed);
       if (a && b && ctx_.number(*a) != ctx_.number(*b))
-        ctx_.fail(*b, "'" + std::string(renamed) + "' is " +
-                          b->node.Scalar() + " but '" + original + "' is " +
-                          a->node.Scalar() + "; they name the same factor");
+        ctx_.fail(*b, "'" + renamed + "' is " + b->node.Scalar() + " but '" +
+                          original + "' is " + a->node.Scalar() +
+                          "; they name the same factor");
       std::optional<Field> f = b ? b : a;
       if (!f || ctx_.number(*f) == 1.0)
         continue;
@@ -311,9 +227,8 @@ void Converter::residualScale(YamlOut &out, bool anySoftmax, bool anyLinear) {
       mark = f->mark();
     }
     if (!entry.empty() && blocks[blk].present)
-      lines.push_back({"  " + std::string(blocks[blk].key) + ": {" + entry +
-                           "}",
-                       mark});
+      lines.push_back(
+          {"  " + std::string(blocks[blk].key) + ": {" + entry + "}", mark});
   }
   if (lines.empty())
     return;
@@ -526,13 +441,8 @@ std::vector<std::string> Converter::layerKinds(Arch arch, Field &from) {
   return kinds;
 }
 
-std::string Converter::convert(YamlOut &out) {
-  readFields();
-  const ArchInfo &arch = readArchitecture();
-  checkUnknownFields(arch);
-  if (arch.arch == Arch::MiniMax)
-    checkMiniMaxExtras();
-
+/// Switches whose non-default value the format cannot express.
+void Converter::checkUnsupportedSwitches() {
   if (auto f = get("hidden_act")) {
     std::string act = ctx_.string(*f);
     if (act != "silu")
@@ -550,6 +460,138 @@ std::string Converter::convert(YamlOut &out) {
     if (ctx_.boolean(*f))
       ctx_.fail(*f, "'mlp_bias' true is not supported; the format has no "
                     "MLP biases");
+}
+
+void Converter::attentionSection(YamlOut &out, Arch arch, const Field &heads,
+                                 int64_t headDim, const YAML::Mark &headDimMark,
+                                 const std::optional<Field> &window) {
+  RopeScalingOut scaling = ropeScaling();
+  std::optional<Field> theta = get("rope_theta");
+  std::optional<Field> partial = get("partial_rotary_factor");
+  if (auto params = get("rope_parameters")) {
+    if (params->node.IsMap()) {
+      auto inner = [&](const std::string &key) -> std::optional<Field> {
+        YAML::Node n = params->node[key];
+        if (!n || n.IsNull())
+          return std::nullopt;
+        return Field{"rope_parameters." + key, n, n.Mark()};
+      };
+      for (auto [name, slot] : {std::pair<const char *, std::optional<Field> *>{
+                                    "rope_theta", &theta},
+                                {"partial_rotary_factor", &partial}}) {
+        if (auto f = inner(name)) {
+          if (*slot)
+            ctx_.fail(*f, "'" + std::string(name) +
+                              "' is given both at the top level and in "
+                              "'rope_parameters'");
+          *slot = f;
+        }
+      }
+    }
+  }
+  if (!theta)
+    ctx_.fail(root_, "missing required field 'rope_theta'");
+  std::string thetaText = positiveNumberText(*theta);
+
+  std::optional<int64_t> rotaryDim;
+  YAML::Mark rotaryMark;
+  if (partial) {
+    double f = ctx_.positiveNumber(*partial);
+    double r = f * static_cast<double>(headDim);
+    double rounded = std::round(r);
+    if (std::fabs(r - rounded) > 1e-9 * std::max(1.0, r) ||
+        static_cast<int64_t>(rounded) % 2 != 0 || rounded > headDim ||
+        rounded < 2)
+      ctx_.fail(*partial, "'" + partial->path + "' " + partial->node.Scalar() +
+                              " times head_dim " + std::to_string(headDim) +
+                              " is not an even number of rotated "
+                              "elements between 2 and head_dim");
+    rotaryDim = static_cast<int64_t>(rounded);
+    rotaryMark = partial->mark();
+  }
+  if (auto f = get("rotary_dim")) {
+    if (rotaryDim)
+      ctx_.fail(*f, "both 'rotary_dim' and 'partial_rotary_factor' are "
+                    "given; expected one of them");
+    rotaryDim = ctx_.positiveInt(*f);
+    rotaryMark = f->mark();
+    // The original MiniMax code rotated the first rotary_dim elements;
+    // transformers' MiniMaxForCausalLM ignores the field and rotates the
+    // whole head, so only the value that changes nothing is accepted.
+    if (arch == Arch::MiniMax && *rotaryDim != headDim)
+      ctx_.fail(*f, "'rotary_dim' " + f->node.Scalar() +
+                        " differs from head_dim " + std::to_string(headDim) +
+                        ": MiniMaxForCausalLM rotates the whole head");
+  }
+
+  out.line("", YAML::Mark::null_mark());
+  out.line("attention:");
+  out.line("  num_heads: " + heads.node.Scalar(), heads.mark());
+  if (auto f = get("num_key_value_heads"))
+    out.line("  num_kv_heads: " + std::to_string(ctx_.positiveInt(*f)),
+             f->mark());
+  out.line("  head_dim: " + std::to_string(headDim), headDimMark);
+  if (arch == Arch::Qwen3)
+    out.line("  qk_norm: true");
+  if (window)
+    out.line("  sliding_window: " + std::to_string(ctx_.positiveInt(*window)),
+             window->mark());
+  out.line("  rope:");
+  out.line("    theta: " + thetaText, theta->mark());
+  if (rotaryDim && *rotaryDim != headDim)
+    out.line("    rotary_dim: " + std::to_string(*rotaryDim), rotaryMark);
+  if (!scaling.type.empty()) {
+    out.line("    scaling:");
+    out.line("      type: " + scaling.type, scaling.typeField.mark());
+    for (const auto &[key, f] : scaling.params) {
+      std::string v = key == "original_max_position_embeddings"
+                          ? std::to_string(ctx_.positiveInt(f))
+                          : positiveNumberText(f);
+      out.line("      " + key + ": " + v, f.mark());
+    }
+  }
+}
+
+void Converter::linearAttentionSection(YamlOut &out, const Field &heads,
+                                       int64_t headDim,
+                                       const YAML::Mark &headDimMark,
+                                       int64_t numLayers, int64_t numHeads,
+                                       const std::vector<std::string> &kinds) {
+  out.line("", YAML::Mark::null_mark());
+  out.line("linear_attention:");
+  out.line("  num_heads: " + heads.node.Scalar(), heads.mark());
+  out.line("  head_dim: " + std::to_string(headDim), headDimMark);
+  // transformers' lightning layers normalise their output with the
+  // RMSNorm default epsilon, not rms_norm_eps.
+  out.line("  norm_eps: 1.0e-6");
+  // The per-layer decay as transformers computes it:
+  // 2^(-8(h+1)/H) * (1 - l/(L - 1 + 1e-5) + 1e-5), which differs from
+  // the original code's `minimax` scheme (ALiBi slopes, l/(L - 1)).
+  out.line("  decay_slopes:");
+  for (int64_t l = 0; l < numLayers; ++l) {
+    if (kinds[size_t(l)] != "linear_attention")
+      continue;
+    double factor = 1.0 - double(l) / (double(numLayers) - 1.0 + 1e-5) + 1e-5;
+    std::string list;
+    for (int64_t h = 0; h < numHeads; ++h) {
+      double slope =
+          std::exp2(-8.0 * double(h + 1) / double(numHeads)) * factor;
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.17e", slope);
+      list += (h ? ", " : "") + std::string(buf);
+    }
+    out.line("    - [" + list + "]  # layer " + std::to_string(l));
+  }
+}
+
+std::string Converter::convert(YamlOut &out) {
+  readFields();
+  const ArchInfo &arch = readArchitecture();
+  checkUnknownFields(arch);
+  if (arch.arch == Arch::MiniMax)
+    checkMiniMaxExtras();
+
+  checkUnsupportedSwitches();
 
   Field vocab = require("vocab_size");
   Field hidden = require("hidden_size");
@@ -636,124 +678,12 @@ std::string Converter::convert(YamlOut &out) {
     out.line(std::string(key) + ": [" + list + "]", kindsFrom.mark());
   }
 
-  if (anySoftmax) {
-    RopeScalingOut scaling = ropeScaling();
-    std::optional<Field> theta = get("rope_theta");
-    std::optional<Field> partial = get("partial_rotary_factor");
-    if (auto params = get("rope_parameters")) {
-      if (params->node.IsMap()) {
-        auto inner = [&](const std::string &key) -> std::optional<Field> {
-          YAML::Node n = params->node[key];
-          if (!n || n.IsNull())
-            return std::nullopt;
-          return Field{"rope_parameters." + key, n, n.Mark()};
-        };
-        for (auto [name, slot] :
-             {std::pair<const char *, std::optional<Field> *>{"rope_theta",
-                                                              &theta},
-              {"partial_rotary_factor", &partial}}) {
-          if (auto f = inner(name)) {
-            if (*slot)
-              ctx_.fail(*f, "'" + std::string(name) +
-                                "' is given both at the top level and in "
-                                "'rope_parameters'");
-            *slot = f;
-          }
-        }
-      }
-    }
-    if (!theta)
-      ctx_.fail(root_, "missing required field 'rope_theta'");
-    std::string thetaText = positiveNumberText(*theta);
-
-    std::optional<int64_t> rotaryDim;
-    YAML::Mark rotaryMark;
-    if (partial) {
-      double f = ctx_.positiveNumber(*partial);
-      double r = f * static_cast<double>(headDim);
-      double rounded = std::round(r);
-      if (std::fabs(r - rounded) > 1e-9 * std::max(1.0, r) ||
-          static_cast<int64_t>(rounded) % 2 != 0 || rounded > headDim ||
-          rounded < 2)
-        ctx_.fail(*partial, "'" + partial->path + "' " +
-                                partial->node.Scalar() + " times head_dim " +
-                                std::to_string(headDim) +
-                                " is not an even number of rotated "
-                                "elements between 2 and head_dim");
-      rotaryDim = static_cast<int64_t>(rounded);
-      rotaryMark = partial->mark();
-    }
-    if (auto f = get("rotary_dim")) {
-      if (rotaryDim)
-        ctx_.fail(*f, "both 'rotary_dim' and 'partial_rotary_factor' are "
-                      "given; expected one of them");
-      rotaryDim = ctx_.positiveInt(*f);
-      rotaryMark = f->mark();
-      // The original MiniMax code rotated the first rotary_dim elements;
-      // transformers' MiniMaxForCausalLM ignores the field and rotates the
-      // whole head, so only the value that changes nothing is accepted.
-      if (arch.arch == Arch::MiniMax && *rotaryDim != headDim)
-        ctx_.fail(*f, "'rotary_dim' " + f->node.Scalar() +
-                          " differs from head_dim " + std::to_string(headDim) +
-                          ": MiniMaxForCausalLM rotates the whole head");
-    }
-
-    out.line("", YAML::Mark::null_mark());
-    out.line("attention:");
-    out.line("  num_heads: " + heads.node.Scalar(), heads.mark());
-    if (auto f = get("num_key_value_heads"))
-      out.line("  num_kv_heads: " + std::to_string(ctx_.positiveInt(*f)),
-               f->mark());
-    out.line("  head_dim: " + std::to_string(headDim), headDimMark);
-    if (arch.arch == Arch::Qwen3)
-      out.line("  qk_norm: true");
-    if (anySliding)
-      out.line("  sliding_window: " + std::to_string(ctx_.positiveInt(*window)),
-               window->mark());
-    out.line("  rope:");
-    out.line("    theta: " + thetaText, theta->mark());
-    if (rotaryDim && *rotaryDim != headDim)
-      out.line("    rotary_dim: " + std::to_string(*rotaryDim), rotaryMark);
-    if (!scaling.type.empty()) {
-      out.line("    scaling:");
-      out.line("      type: " + scaling.type, scaling.typeField.mark());
-      for (const auto &[key, f] : scaling.params) {
-        std::string v = key == "original_max_position_embeddings"
-                            ? std::to_string(ctx_.positiveInt(f))
-                            : positiveNumberText(f);
-        out.line("      " + key + ": " + v, f.mark());
-      }
-    }
-  }
-
-  if (anyLinear) {
-    out.line("", YAML::Mark::null_mark());
-    out.line("linear_attention:");
-    out.line("  num_heads: " + heads.node.Scalar(), heads.mark());
-    out.line("  head_dim: " + std::to_string(headDim), headDimMark);
-    // transformers' lightning layers normalise their output with the
-    // RMSNorm default epsilon, not rms_norm_eps.
-    out.line("  norm_eps: 1.0e-6");
-    // The per-layer decay as transformers computes it:
-    // 2^(-8(h+1)/H) * (1 - l/(L - 1 + 1e-5) + 1e-5), which differs from
-    // the original code's `minimax` scheme (ALiBi slopes, l/(L - 1)).
-    out.line("  decay_slopes:");
-    for (int64_t l = 0; l < numLayers; ++l) {
-      if (kinds[size_t(l)] != "linear_attention")
-        continue;
-      double factor = 1.0 - double(l) / (double(numLayers) - 1.0 + 1e-5) +
-                      1e-5;
-      std::string list;
-      for (int64_t h = 0; h < numHeads; ++h) {
-        double slope =
-            std::exp2(-8.0 * double(h + 1) / double(numHeads)) * factor;
-        char buf[40];
-        std::snprintf(buf, sizeof buf, "%.17e", slope);
-        list += (h ? ", " : "") + std::string(buf);
-      }
-      out.line("    - [" + list + "]  # layer " + std::to_string(l));
-    }
-  }
+  if (anySoftmax)
+    attentionSection(out, arch.arch, heads, headDim, headDimMark,
+                     anySliding ? window : std::nullopt);
+  if (anyLinear)
+    linearAttentionSection(out, heads, headDim, headDimMark, numLayers,
+                           numHeads, kinds);
 
   out.line("", YAML::Mark::null_mark());
   out.line("mlp:");
@@ -777,7 +707,7 @@ size_t firstNonBlank(const std::string &text) {
 const std::vector<std::string> &supportedHfArchitectures() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
-    for (const ArchInfo &a : kArchs)
+    for (const ArchInfo &a : detail::hfArchitectures())
       v.push_back(a.name);
     return v;
   }();
