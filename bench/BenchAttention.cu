@@ -408,7 +408,10 @@ int main(int argc, char **argv) {
   // (how the engine replays a decode step): one launch between events
   // also times the launch's start.
   benchCached(options, report, dec, 1, 32768, 1, true, "target >= 3.3 TB/s");
-  benchCached(options, report, dec, 16, 4096, 1, true, "target >= 3.7 TB/s");
+  // b=16 8K too: with events it is the other batch-16 case short of its
+  // target.
+  for (int ctx : {4096, 8192})
+    benchCached(options, report, dec, 16, ctx, 1, true, "target >= 3.7 TB/s");
   double tree = benchCached(options, report, AttentionKind::Tree, 1, 8192, 64,
                             false, "target <= 1.5x decode b=1 8K");
   benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, true, "graph");
