@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     return attention_detail::setItem<ROWS, SK, QS, SLIV>(p, cur, tid, sInfo);
   };
   // A persistent block whose first item has no rows takes the next
-  // (producer, below).
+  // (runProducer, AttentionProducer.cuh).
   placeItem();
   if (!setItem() && !persist) {
     pdlWait(); // no block leaves before the wait (Pdl.cuh)
