@@ -311,6 +311,15 @@ runProducer(const AttnParams &p, AttnItem &cur, int32_t &taken, bool persist,
       cpAsyncArriveNoinc(fullBar + 8 * st);
     }
   };
+  // The item's copies by the loop of its cache layout.
+  auto produceItem = [&] {
+    if (!p.paged)
+      produce(std::integral_constant<int, 0>{});
+    else if (p.blockShift >= 0)
+      produce(std::integral_constant<int, 1>{});
+    else
+      produce(std::integral_constant<int, 2>{});
+  };
   // Items in turn: the block's own, then those it takes (persistent),
   // skipping those without rows; the compute warps get each through
   // slot done % 2, and a negative row tile once none is left.
@@ -323,12 +332,7 @@ runProducer(const AttnParams &p, AttnItem &cur, int32_t &taken, bool persist,
         if (!persist)
           setItem();
         issueQ(done);
-        if (!p.paged)
-          produce(std::integral_constant<int, 0>{});
-        else if (p.blockShift >= 0)
-          produce(std::integral_constant<int, 1>{});
-        else
-          produce(std::integral_constant<int, 2>{});
+        produceItem();
         if (!persist)
           break;
         // The next item is claimed only now, a few tiles before it is
@@ -357,12 +361,7 @@ runProducer(const AttnParams &p, AttnItem &cur, int32_t &taken, bool persist,
         break;
       }
     } else {
-      if (!p.paged)
-        produce(std::integral_constant<int, 0>{});
-      else if (p.blockShift >= 0)
-        produce(std::integral_constant<int, 1>{});
-      else
-        produce(std::integral_constant<int, 2>{});
+      produceItem();
       // A split with new-key slivers (setItem) then copies the new
       // keys, as one more tile after its own.
       if (!SLIV || done > 0 || 16 * split >= newKeys)
