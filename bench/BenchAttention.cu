@@ -473,12 +473,9 @@ int main(int argc, char **argv) {
   // The new keys of split trees and extends in their last split instead
   // of in slivers of the first splits, for comparison.
   setAttentionNewKeySliversEnabled(false);
-  benchCached(options, report, AttentionKind::Tree, 1, 1024, 64, true,
-              "tuning");
-  benchCached(options, report, AttentionKind::Tree, 1, 2048, 64, true,
-              "tuning");
-  benchCached(options, report, AttentionKind::Tree, 1, 4096, 64, true,
-              "tuning");
+  for (int ctx : {1024, 2048, 4096})
+    benchCached(options, report, AttentionKind::Tree, 1, ctx, 64, true,
+                "tuning");
   setAttentionNewKeySliversEnabled(true);
   // Split rows merged by their own blocks instead of inside their
   // clusters, then by the merge kernel, for comparison.

@@ -20,16 +20,15 @@ struct ItemPlace {
 };
 
 /// An item's rows and keys (setItem). Rows [row0, row0 + ROWS) of the
-/// item's rowsTotal (qLen * group), query tokens tokLo..tokHi; keys
-/// [ks, ke) in nTiles stages; prefix: the cached slots before the new
-/// tokens; newKeys: new keys given to slivers (SLIV). headRow, contigRow:
+/// item's rowsTotal (new tokens * group); keys [ks, ke) in nTiles stages;
+/// prefix: the cached slots before the new tokens; newKeys: new keys
+/// given to slivers (SLIV). headRow, contigRow:
 /// the kv head's rows in a page, the sequence's in a contiguous cache.
 /// pos: the tree's positions of the new tokens, or null. tileBase: stages
 /// of a persistent block's earlier items.
 struct AttnItem {
   ItemPlace at;
-  int32_t qBegin, qLen, kvLen, prefix, rowsTotal, row0, tokLo, tokHi, ks, ke,
-      nTiles, newKeys;
+  int32_t qBegin, prefix, rowsTotal, row0, ks, ke, nTiles, newKeys;
   int64_t headRow, contigRow;
   const int32_t *pos = nullptr;
   int32_t tileBase = 0;
@@ -88,36 +87,36 @@ __device__ __forceinline__ bool setItem(const AttnParams &p, AttnItem &it,
   const int G = p.group;
   const int64_t b = it.at.seq;
   it.qBegin = __ldg(p.cuQLens + b);
-  it.qLen = __ldg(p.cuQLens + b + 1) - it.qBegin;
-  it.kvLen = __ldg(p.kvLens + b);
+  int32_t qLen = __ldg(p.cuQLens + b + 1) - it.qBegin;
+  int32_t kvLen = __ldg(p.kvLens + b);
   if constexpr (QS) {
     it.qBegin = __reduce_max_sync(0xffffffffu, it.qBegin);
-    it.qLen = __reduce_max_sync(0xffffffffu, it.qLen);
-    it.kvLen = __reduce_max_sync(0xffffffffu, it.kvLen);
+    qLen = __reduce_max_sync(0xffffffffu, qLen);
+    kvLen = __reduce_max_sync(0xffffffffu, kvLen);
   }
-  if (it.kvLen < it.qLen) // malformed; never read unwritten slots beyond qLen
-    it.kvLen = it.qLen;
-  it.prefix = it.kvLen - it.qLen;
-  it.rowsTotal = it.qLen * G;
+  if (kvLen < qLen) // malformed; never read unwritten slots beyond qLen
+    kvLen = qLen;
+  it.prefix = kvLen - qLen;
+  it.rowsTotal = qLen * G;
   it.row0 = it.at.rowTile * ROWS;
   if (!QS && it.row0 >= it.rowsTotal)
     return false;
-  it.tokLo = it.row0 / G;
-  it.tokHi = (min(it.row0 + ROWS, it.rowsTotal) - 1) / G;
+  const int32_t tokLo = it.row0 / G;
+  const int32_t tokHi = (min(it.row0 + ROWS, it.rowsTotal) - 1) / G;
   it.pos = !QS && p.positions ? p.positions + it.qBegin : nullptr;
-  const int32_t kvEnd = min(it.kvLen, it.prefix + it.tokHi + 1);
+  const int32_t kvEnd = min(kvLen, it.prefix + tokHi + 1);
   int32_t kvStart = 0;
   if (p.window > 0) {
     if constexpr (QS) {
       // No positions: the smallest is the first row's slot (and no block
       // barrier, which a persistent block's roles could not share).
-      kvStart = max(0, it.prefix + it.tokLo - p.window + 1);
+      kvStart = max(0, it.prefix + tokLo - p.window + 1);
     } else {
       if (tid == 0)
         sInfo[0] = 0x7fffffff;
       __syncthreads();
-      if (tid <= it.tokHi - it.tokLo) {
-        int32_t t = it.tokLo + tid;
+      if (tid <= tokHi - tokLo) {
+        int32_t t = tokLo + tid;
         atomicMin(&sInfo[0], it.pos ? __ldg(it.pos + t) : it.prefix + t);
       }
       __syncthreads();
