@@ -1,121 +1,24 @@
-#include "runtime/cuda/CudaBackend.h"
+#include "runtime/cuda/CudaBackendImpl.h"
 
 #include "kernels/attention/Attention.h"
 #include "kernels/common/CudaCheck.h"
 #include "kernels/common/DependentLaunch.h"
 #include "kernels/common/RopeCosSin.h"
-#include "kernels/gemm/Gemm.h"
 #include "kernels/init/RandomInit.h"
 #include "kernels/sampling/Sampling.h"
 #include "runtime/LaunchAttrs.h"
 #include "runtime/LaunchTrace.h"
 #include "runtime/RandomWeights.h"
 #include "runtime/Weights.h"
-#include "runtime/cuda/CudaProgram.h"
-#include "runtime/cuda/DeviceMemory.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <set>
 
 namespace strata {
 
 using kernels::Status;
-
-namespace {
-
-
-int64_t nextPow2(int64_t v) {
-  int64_t p = 1;
-  while (p < v)
-    p *= 2;
-  return p;
-}
-
-/// Byte offsets of the step inputs inside one device buffer (and its pinned
-/// host mirror), fixed once the limits and the block-table stride are known
-/// so that captured graphs keep reading the same addresses. Block tables
-/// come last: a step copies only the rows it uses.
-struct InputLayout {
-  size_t tokenIds = 0, positions = 0, parentIds = 0, cuQLens = 0, kvLens = 0,
-         cachedLens = 0, stateSlots = 0, sampleParams = 0, blockTables = 0,
-         bytes = 0;
-  static InputLayout of(int64_t maxTokens, int64_t maxBatch,
-                        int64_t blockStride) {
-    InputLayout l;
-    size_t at = 0;
-    auto place = [&](size_t &field, size_t bytes) {
-      field = at;
-      at = size_t(deviceAlign(at + bytes));
-    };
-    place(l.tokenIds, size_t(maxTokens) * 4);
-    place(l.positions, size_t(maxTokens) * 4);
-    place(l.parentIds, size_t(maxTokens) * 4);
-    place(l.cuQLens, size_t(maxBatch + 1) * 4);
-    place(l.kvLens, size_t(maxBatch) * 4);
-    place(l.cachedLens, size_t(maxBatch) * 4);
-    place(l.stateSlots, size_t(maxBatch) * 4);
-    place(l.sampleParams, size_t(maxBatch) * sizeof(kernels::SampleRowParams));
-    place(l.blockTables, size_t(maxBatch * blockStride) * 4);
-    l.bytes = at;
-    return l;
-  }
-};
-
-class CudaBackend final : public Backend {
-public:
-  CudaBackend(const plan::Plan &plan, const CudaBackendOptions &options)
-      : plan_(plan), options_(options) {}
-  ~CudaBackend() override;
-
-  const char *name() const override { return "cuda"; }
-
-  bool init(std::string &error);
-  bool reserve(int64_t numBlocks, int64_t numSlots, int64_t maxContext,
-               std::string &error) override;
-  bool step(const plan::Program &program, const StepInputs &in,
-            const std::vector<StepSample> &samples,
-            std::vector<int32_t> &tokens, std::vector<float> *logits,
-            std::string &error) override;
-
-private:
-  /// Streams options_.weightsPath, or draws random weights on the device.
-  /// A checkpoint that does not fit the plan fails with `checkpointError`
-  /// set to the loader's message, which names the file; other failures are
-  /// CUDA's.
-  Status uploadWeights(std::string &checkpointError);
-  Status prepareRopeTables(int64_t rows);
-  Status prepareAttentionWorkspace();
-  Status stage(const StepInputs &in, const std::vector<StepSample> &samples,
-               size_t &bytes);
-  Status runProgram(CudaProgram &program, bool graphable,
-                    const StepShape &shape);
-  void dropGraphs();
-  CudaProgram *programOf(const plan::Program &program, std::string &error);
-
-  const plan::Plan &plan_;
-  CudaBackendOptions options_;
-  DeviceState state_;
-  std::vector<cudaStream_t> streams_;
-  std::vector<std::unique_ptr<kernels::GemmRunner>> gemms_;
-  std::map<const plan::Program *, std::unique_ptr<CudaProgram>> programs_;
-  std::map<const plan::Program *, DeviceBuffer> outputs_;
-  DeviceBuffer weights_, arena_, inputs_, kv_, states_, decay_, workspace_,
-      queryScratch_, rowScratch_, argmaxWorkspace_, outIds_;
-  std::map<std::string, DeviceBuffer> ropeTables_;
-  PinnedBuffer staging_, outIdsHost_, logitsHost_;
-  InputLayout layout_;
-  int64_t blocksReserved_ = 0, slotsReserved_ = 0;
-  /// Decode graphs by (program, batch bucket); a bucket is captured on its
-  /// second step, after one eager step has planned its GEMMs.
-  std::map<std::pair<const plan::Program *, int64_t>, cudaGraphExec_t> graphs_;
-  std::set<std::pair<const plan::Program *, int64_t>> seenEager_;
-  /// STRATA_PROFILE: milliseconds by phase and kernel, and steps by phase.
-  std::map<std::string, std::map<std::string, double>> profile_;
-  std::map<std::string, int64_t> profileSteps_;
-};
 
 CudaBackend::~CudaBackend() {
   cudaSetDevice(options_.device);
@@ -128,8 +31,8 @@ CudaBackend::~CudaBackend() {
       double total = 0;
       for (const auto &[kernel, ms] : kernels)
         total += ms;
-      std::fprintf(stderr, "profile %s: %.3f ms in %lld steps\n",
-                   phase.c_str(), total, (long long)profileSteps_[phase]);
+      std::fprintf(stderr, "profile %s: %.3f ms in %lld steps\n", phase.c_str(),
+                   total, (long long)profileSteps_[phase]);
       for (const auto &[kernel, ms] : kernels)
         std::fprintf(stderr, "profile %s %-28s %9.3f ms %5.1f%%\n",
                      phase.c_str(), kernel.c_str(), ms,
@@ -141,13 +44,6 @@ CudaBackend::~CudaBackend() {
   gemms_.clear();
   for (cudaStream_t s : streams_)
     cudaStreamDestroy(s);
-}
-
-void CudaBackend::dropGraphs() {
-  for (auto &[key, exec] : graphs_)
-    cudaGraphExecDestroy(exec);
-  graphs_.clear();
-  seenEager_.clear();
 }
 
 bool CudaBackend::init(std::string &error) {
@@ -280,8 +176,8 @@ bool CudaBackend::init(std::string &error) {
     }
   const plan::Limits &lim = plan_.limits;
   if (Status s = queryScratch_.allocate(
-          size_t(lim.maxTokens * maxQHeads * std::max<int64_t>(
-                                                 plan_.kvCache.headDim, 1)) *
+          size_t(lim.maxTokens * maxQHeads *
+                 std::max<int64_t>(plan_.kvCache.headDim, 1)) *
               2,
           "the prefill query gather");
       !s.ok())
@@ -327,7 +223,8 @@ Status CudaBackend::uploadWeights(std::string &checkpointError) {
     const plan::Weight &w = plan_.weights[i];
     offsets.push_back(total);
     if (used[i])
-      total += deviceAlign(uint64_t(plan::numElements(w.shape)) * plan::byteWidth(w.dtype));
+      total += deviceAlign(uint64_t(plan::numElements(w.shape)) *
+                           plan::byteWidth(w.dtype));
   }
   if (Status s = weights_.allocate(total, "the weights"); !s.ok())
     return s;
@@ -342,11 +239,10 @@ Status CudaBackend::uploadWeights(std::string &checkpointError) {
     if (!WeightStore::streamSafetensors(
             plan_, options_.weightsPath, checkpointError,
             WeightSubset::ReadByLaunches,
-            [&](int32_t index, std::vector<uint8_t> &bytes,
-                std::string &why) {
+            [&](int32_t index, std::vector<uint8_t> &bytes, std::string &why) {
               Status st = kernels::cudaStatus(
-                  cudaMemcpy(dsts[size_t(index)], bytes.data(),
-                             bytes.size(), cudaMemcpyHostToDevice),
+                  cudaMemcpy(dsts[size_t(index)], bytes.data(), bytes.size(),
+                             cudaMemcpyHostToDevice),
                   ("uploading weight " + plan_.weights[size_t(index)].name)
                       .c_str());
               why = "cuda: " + st.message();
@@ -373,7 +269,9 @@ Status CudaBackend::uploadWeights(std::string &checkpointError) {
       rows = {w.shape.empty() ? 1 : w.shape[0]};
     }
     const int64_t rowElems =
-        w.shape.empty() ? 1 : plan::numElements(w.shape) / std::max<int64_t>(w.shape[0], 1);
+        w.shape.empty()
+            ? 1
+            : plan::numElements(w.shape) / std::max<int64_t>(w.shape[0], 1);
     char *at = dst;
     for (size_t s = 0; s < names.size(); ++s) {
       const int64_t count = rows[s] * rowElems;
@@ -490,9 +388,9 @@ bool CudaBackend::reserve(int64_t numBlocks, int64_t numSlots,
     state_.maxContext = std::max(context, state_.maxContext);
     blocksReserved_ = std::max(numBlocks, blocksReserved_);
     slotsReserved_ = std::max(numSlots, slotsReserved_);
-    const size_t pool = size_t(blocksReserved_ * kv.kvHeads * kv.blockSize *
-                               kv.headDim) *
-                        plan::byteWidth(kv.dtype);
+    const size_t pool =
+        size_t(blocksReserved_ * kv.kvHeads * kv.blockSize * kv.headDim) *
+        plan::byteWidth(kv.dtype);
     state_.kPools.clear();
     state_.vPools.clear();
     if (kv.layers > 0) {
@@ -525,8 +423,7 @@ bool CudaBackend::reserve(int64_t numBlocks, int64_t numSlots,
                               state_.blockStride);
     if (Status s = inputs_.allocate(layout_.bytes, "the step inputs"); !s.ok())
       return failed(s);
-    if (Status s = staging_.allocate(layout_.bytes, "the step inputs");
-        !s.ok())
+    if (Status s = staging_.allocate(layout_.bytes, "the step inputs"); !s.ok())
       return failed(s);
     std::memset(staging_.get(), 0, staging_.bytes());
     char *base = inputs_.as<char>();
@@ -552,256 +449,6 @@ bool CudaBackend::reserve(int64_t numBlocks, int64_t numSlots,
       return failed(s);
   return true;
 }
-
-CudaProgram *CudaBackend::programOf(const plan::Program &program,
-                                    std::string &error) {
-  auto it = programs_.find(&program);
-  if (it == programs_.end()) {
-    error = "cuda: the program '" + program.phase +
-            "' does not belong to this backend's plan";
-    return nullptr;
-  }
-  DeviceBuffer &out = outputs_[&program];
-  if (!out.get()) {
-    // Outputs are allocated on a program's first step: a verify program's
-    // every-token logits can be large and most runs never verify.
-    if (Status s = out.allocate(it->second->outputBytes(),
-                                program.phase + " outputs");
-        !s.ok()) {
-      error = "cuda: " + s.message();
-      return nullptr;
-    }
-    it->second->bindOutputs(out.get());
-  }
-  return it->second.get();
-}
-
-Status CudaBackend::stage(const StepInputs &in,
-                          const std::vector<StepSample> &samples,
-                          size_t &bytes) {
-  const int64_t B = in.batch();
-  char *base = staging_.as<char>();
-  auto put = [&](size_t offset, const std::vector<int32_t> &v) {
-    if (!v.empty())
-      std::memcpy(base + offset, v.data(), v.size() * 4);
-  };
-  put(layout_.tokenIds, in.tokenIds);
-  put(layout_.positions, in.positions);
-  if (!in.parentIds.empty())
-    put(layout_.parentIds, in.parentIds);
-  put(layout_.cuQLens, in.cuQLens);
-  put(layout_.kvLens, in.kvLens);
-  put(layout_.stateSlots, in.stateSlots);
-  auto *cached = reinterpret_cast<int32_t *>(base + layout_.cachedLens);
-  for (int64_t b = 0; b < B; ++b)
-    cached[b] = in.kvLens[size_t(b)] - (in.cuQLens[size_t(b) + 1] -
-                                        in.cuQLens[size_t(b)]);
-  auto *tables = reinterpret_cast<int32_t *>(base + layout_.blockTables);
-  const int64_t stride = state_.blockStride;
-  if (plan_.kvCache.layers > 0) {
-    if (in.maxBlocksPerSeq > stride)
-      return Status::error(
-          "a sequence holds " + std::to_string(in.maxBlocksPerSeq) +
-          " KV blocks, more than the " + std::to_string(stride) +
-          " reserved for its context");
-    for (int64_t b = 0; b < B; ++b) {
-      int32_t *row = tables + b * stride;
-      std::fill(row, row + stride, -1);
-      if (in.maxBlocksPerSeq > 0)
-        std::memcpy(row, in.blockTables.data() + b * in.maxBlocksPerSeq,
-                    size_t(in.maxBlocksPerSeq) * 4);
-    }
-  }
-  auto *params =
-      reinterpret_cast<kernels::SampleRowParams *>(base + layout_.sampleParams);
-  for (size_t i = 0; i < samples.size(); ++i) {
-    params[i].temperature = samples[i].params.temperature;
-    params[i].topK = samples[i].params.topK;
-    params[i].topP = samples[i].params.topP;
-    params[i].seed = samples[i].params.seed;
-    params[i].seqId = samples[i].seqId;
-    params[i].step = samples[i].step;
-  }
-  bytes = layout_.blockTables + size_t(B * stride) * 4;
-  return Status::success();
-}
-
-Status CudaBackend::runProgram(CudaProgram &program, bool graphable,
-                               const StepShape &shape) {
-  cudaStream_t main = streams_[0];
-  if (!graphable)
-    return program.issue(state_, shape);
-  const auto key = std::make_pair(&program.program(), shape.batch);
-  auto it = graphs_.find(key);
-  if (it != graphs_.end())
-    return kernels::cudaStatus(cudaGraphLaunch(it->second, main),
-                               "decode graph replay");
-  if (!seenEager_.count(key)) {
-    seenEager_.insert(key);
-    return program.issue(state_, shape);
-  }
-  STRATA_CUDA_RETURN_IF_ERROR(
-      cudaStreamBeginCapture(main, cudaStreamCaptureModeThreadLocal),
-      "decode graph capture");
-  Status issued = program.issue(state_, shape);
-  cudaGraph_t graph = nullptr;
-  cudaError_t ended = cudaStreamEndCapture(main, &graph);
-  if (!issued.ok()) {
-    if (graph)
-      cudaGraphDestroy(graph);
-    return Status::error("while capturing the decode graph of batch " +
-                         std::to_string(shape.batch) + ": " +
-                         issued.message());
-  }
-  STRATA_CUDA_RETURN_IF_ERROR(ended, "decode graph capture");
-  cudaGraphExec_t exec = nullptr;
-  cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
-  cudaGraphDestroy(graph);
-  STRATA_CUDA_RETURN_IF_ERROR(made, "decode graph instantiation");
-  graphs_[key] = exec;
-  return kernels::cudaStatus(cudaGraphLaunch(exec, main),
-                             "decode graph replay");
-}
-
-bool CudaBackend::step(const plan::Program &program, const StepInputs &in,
-                       const std::vector<StepSample> &samples,
-                       std::vector<int32_t> &tokens, std::vector<float> *logits,
-                       std::string &error) {
-  auto failed = [&](const Status &s) {
-    error = "cuda: " + s.message();
-    return false;
-  };
-  cudaSetDevice(options_.device);
-  CudaProgram *exec = programOf(program, error);
-  if (!exec)
-    return false;
-  if (!inputs_.get()) {
-    error = "cuda: step before reserve()";
-    return false;
-  }
-  const int64_t T = in.numTokens(), B = in.batch();
-  const plan::Limits &lim = plan_.limits;
-  if (T > lim.maxTokens || B > lim.maxBatch) {
-    error = "step of " + std::to_string(T) + " tokens in " +
-            std::to_string(B) + " sequences exceeds the plan's limits (" +
-            std::to_string(lim.maxTokens) + " tokens, " +
-            std::to_string(lim.maxBatch) + " sequences)";
-    return false;
-  }
-  if (!samples.empty() && int64_t(samples.size()) != B) {
-    error = "cuda: " + std::to_string(samples.size()) + " samples for " +
-            std::to_string(B) + " sequences";
-    return false;
-  }
-  // Decode steps replay graphs by batch bucket: the batch is padded with
-  // sequences whose block tables are empty and whose state slot is -1, so
-  // they write nothing and read zeros.
-  const bool graphable = options_.graphs && T == B && B > 0 &&
-                         program.phase == "decode";
-  StepInputs padded;
-  const StepInputs *step = &in;
-  int64_t bucket = B;
-  if (graphable) {
-    bucket = std::min<int64_t>(nextPow2(B), lim.maxBatch);
-    if (bucket > B) {
-      padded = in;
-      for (int64_t b = B; b < bucket; ++b) {
-        padded.tokenIds.push_back(0);
-        padded.positions.push_back(0);
-        padded.cuQLens.push_back(padded.cuQLens.back() + 1);
-        padded.kvLens.push_back(1);
-        padded.stateSlots.push_back(-1);
-        padded.blockTables.insert(padded.blockTables.end(),
-                                  size_t(padded.maxBlocksPerSeq), -1);
-      }
-      step = &padded;
-    }
-  }
-  size_t bytes = 0;
-  if (Status s = stage(*step, samples, bytes); !s.ok())
-    return failed(s);
-  cudaStream_t main = streams_[0];
-  if (Status s = kernels::cudaStatus(
-          cudaMemcpyAsync(inputs_.get(), staging_.get(), bytes,
-                          cudaMemcpyHostToDevice, main),
-          "step input upload");
-      !s.ok())
-    return failed(s);
-  StepShape shape;
-  shape.tokens = graphable ? bucket : T;
-  shape.batch = graphable ? bucket : B;
-  for (int64_t b = 0; b < B; ++b) {
-    shape.maxQLen = std::max<int64_t>(
-        shape.maxQLen, in.cuQLens[size_t(b) + 1] - in.cuQLens[size_t(b)]);
-    shape.maxKvLen = std::max<int64_t>(shape.maxKvLen, in.kvLens[size_t(b)]);
-  }
-  shape.host = graphable ? nullptr : step;
-  if (Status s = runProgram(*exec, graphable, shape); !s.ok())
-    return failed(s);
-
-  tokens.clear();
-  if (!samples.empty()) {
-    const float *rows = exec->logits();
-    if (!rows) {
-      error = "cuda: the program has no fp32 output (logits)";
-      return false;
-    }
-    const int64_t vocab = plan_.vocabSize;
-    bool greedy = true;
-    for (const StepSample &s : samples)
-      greedy = greedy && s.params.temperature == 0.0;
-    Status picked =
-        greedy ? kernels::argmaxRows(rows, B, vocab, outIds_.as<int32_t>(),
-                                     argmaxWorkspace_.get(),
-                                     argmaxWorkspace_.bytes(), main)
-               : kernels::sampleRows(
-                     rows, B, vocab,
-                     reinterpret_cast<const kernels::SampleRowParams *>(
-                         inputs_.as<char>() + layout_.sampleParams),
-                     outIds_.as<int32_t>(), main);
-    if (!picked.ok())
-      return failed(picked);
-    if (Status s = kernels::cudaStatus(
-            cudaMemcpyAsync(outIdsHost_.get(), outIds_.get(), size_t(B) * 4,
-                            cudaMemcpyDeviceToHost, main),
-            "sampled id download");
-        !s.ok())
-      return failed(s);
-    if (logits) {
-      const size_t need = size_t(B * vocab) * 4;
-      if (logitsHost_.bytes() < need)
-        if (Status s = logitsHost_.allocate(size_t(lim.maxBatch * vocab) * 4,
-                                            "the logits");
-            !s.ok())
-          return failed(s);
-      if (Status s = kernels::cudaStatus(
-              cudaMemcpyAsync(logitsHost_.get(), rows, need,
-                              cudaMemcpyDeviceToHost, main),
-              "logits download");
-          !s.ok())
-        return failed(s);
-    }
-  }
-  // The staging buffer is rewritten by the next step, so this one's copy
-  // must have happened: every step ends synchronised.
-  if (Status s = kernels::cudaStatus(cudaStreamSynchronize(main),
-                                     (program.phase + " step").c_str());
-      !s.ok())
-    return failed(s);
-  if (launchProfileEnabled() && !graphable) {
-    exec->collectProfile(profile_[program.phase]);
-    ++profileSteps_[program.phase];
-  }
-  if (!samples.empty()) {
-    tokens.assign(outIdsHost_.as<int32_t>(), outIdsHost_.as<int32_t>() + B);
-    if (logits)
-      logits->assign(logitsHost_.as<float>(),
-                     logitsHost_.as<float>() + B * plan_.vocabSize);
-  }
-  return true;
-}
-
-} // namespace
 
 std::unique_ptr<Backend> createCudaBackend(const plan::Plan &plan,
                                            const CudaBackendOptions &options,

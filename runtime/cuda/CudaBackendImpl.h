@@ -1,0 +1,125 @@
+// The class behind createCudaBackend (runtime/cuda/CudaBackend.h), private to
+// the files that implement it:
+//
+//  - CudaBackend.cpp: creation and teardown, the weights, and the device
+//    memory that init() and reserve() size (arena, KV pools, linear states,
+//    step inputs, rotary tables, attention workspace).
+//  - CudaBackendStep.cpp: one step (input staging and upload, issue of the
+//    program, eagerly or by decode graph, token picking and download).
+#ifndef STRATA_RUNTIME_CUDA_CUDABACKENDIMPL_H
+#define STRATA_RUNTIME_CUDA_CUDABACKENDIMPL_H
+
+#include "kernels/common/Status.h"
+#include "kernels/gemm/Gemm.h"
+#include "kernels/sampling/Sampling.h"
+#include "runtime/cuda/CudaBackend.h"
+#include "runtime/cuda/CudaProgram.h"
+#include "runtime/cuda/DeviceMemory.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace strata {
+
+class CudaBackend final : public Backend {
+public:
+  CudaBackend(const plan::Plan &plan, const CudaBackendOptions &options)
+      : plan_(plan), options_(options) {}
+  ~CudaBackend() override;
+
+  const char *name() const override { return "cuda"; }
+
+  bool init(std::string &error);
+  bool reserve(int64_t numBlocks, int64_t numSlots, int64_t maxContext,
+               std::string &error) override;
+  bool step(const plan::Program &program, const StepInputs &in,
+            const std::vector<StepSample> &samples,
+            std::vector<int32_t> &tokens, std::vector<float> *logits,
+            std::string &error) override;
+
+private:
+  /// Byte offsets of the step inputs inside one device buffer (and its pinned
+  /// host mirror), fixed once the limits and the block-table stride are known
+  /// so that captured graphs keep reading the same addresses. Block tables
+  /// come last: a step copies only the rows it uses.
+  struct InputLayout {
+    size_t tokenIds = 0, positions = 0, parentIds = 0, cuQLens = 0, kvLens = 0,
+           cachedLens = 0, stateSlots = 0, sampleParams = 0, blockTables = 0,
+           bytes = 0;
+    static InputLayout of(int64_t maxTokens, int64_t maxBatch,
+                          int64_t blockStride) {
+      InputLayout l;
+      size_t at = 0;
+      auto place = [&](size_t &field, size_t bytes) {
+        field = at;
+        at = size_t(deviceAlign(at + bytes));
+      };
+      place(l.tokenIds, size_t(maxTokens) * 4);
+      place(l.positions, size_t(maxTokens) * 4);
+      place(l.parentIds, size_t(maxTokens) * 4);
+      place(l.cuQLens, size_t(maxBatch + 1) * 4);
+      place(l.kvLens, size_t(maxBatch) * 4);
+      place(l.cachedLens, size_t(maxBatch) * 4);
+      place(l.stateSlots, size_t(maxBatch) * 4);
+      place(l.sampleParams,
+            size_t(maxBatch) * sizeof(kernels::SampleRowParams));
+      place(l.blockTables, size_t(maxBatch * blockStride) * 4);
+      l.bytes = at;
+      return l;
+    }
+  };
+
+  static int64_t nextPow2(int64_t v) {
+    int64_t p = 1;
+    while (p < v)
+      p *= 2;
+    return p;
+  }
+
+  /// Streams options_.weightsPath, or draws random weights on the device.
+  /// A checkpoint that does not fit the plan fails with `checkpointError`
+  /// set to the loader's message, which names the file; other failures are
+  /// CUDA's.
+  kernels::Status uploadWeights(std::string &checkpointError);
+  kernels::Status prepareRopeTables(int64_t rows);
+  kernels::Status prepareAttentionWorkspace();
+  kernels::Status stage(const StepInputs &in,
+                        const std::vector<StepSample> &samples, size_t &bytes);
+  kernels::Status runProgram(CudaProgram &program, bool graphable,
+                             const StepShape &shape);
+  void dropGraphs();
+  CudaProgram *programOf(const plan::Program &program, std::string &error);
+
+  const plan::Plan &plan_;
+  CudaBackendOptions options_;
+  DeviceState state_;
+  std::vector<cudaStream_t> streams_;
+  std::vector<std::unique_ptr<kernels::GemmRunner>> gemms_;
+  std::map<const plan::Program *, std::unique_ptr<CudaProgram>> programs_;
+  std::map<const plan::Program *, DeviceBuffer> outputs_;
+  DeviceBuffer weights_, arena_, inputs_, kv_, states_, decay_, workspace_,
+      queryScratch_, rowScratch_, argmaxWorkspace_, outIds_;
+  std::map<std::string, DeviceBuffer> ropeTables_;
+  PinnedBuffer staging_, outIdsHost_, logitsHost_;
+  InputLayout layout_;
+  int64_t blocksReserved_ = 0, slotsReserved_ = 0;
+  /// Decode graphs by (program, batch bucket); a bucket is captured on its
+  /// second step, after one eager step has planned its GEMMs.
+  std::map<std::pair<const plan::Program *, int64_t>, cudaGraphExec_t> graphs_;
+  std::set<std::pair<const plan::Program *, int64_t>> seenEager_;
+  /// STRATA_PROFILE: milliseconds by phase and kernel, and steps by phase.
+  std::map<std::string, std::map<std::string, double>> profile_;
+  std::map<std::string, int64_t> profileSteps_;
+};
+
+} // namespace strata
+
+#endif // STRATA_RUNTIME_CUDA_CUDABACKENDIMPL_H
