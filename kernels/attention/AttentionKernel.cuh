@@ -635,11 +635,15 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
       }
     } else {
       for (int it = 0; it < nTiles; ++it) {
+        // The lookups go out before the copies: issued after them, each
+        // thread's loads had queued behind its 16 copies, and decode ran
+        // up to 12% slower (docs/benchmarks.md).
+        Lookup after;
+        if (it + NST < nTiles)
+          lookupStage(it + NST, after);
         if (it + NST - 1 < nTiles)
           loadStage(it + NST - 1, (it + NST - 1) % NST, next);
         cpAsyncCommit();
-        if (it + NST < nTiles)
-          lookupStage(it + NST, next); // used by the next iteration's copies
         cpAsyncWait<NST - 1>();
         __syncthreads();
         STRATA_ATTN_TRACE_MARK(it == 0, 1);
@@ -679,6 +683,10 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
             }
           }
         }
+        if (it + NST < nTiles)
+#pragma unroll
+          for (int j = 0; j < KEYS_PER_THREAD; ++j)
+            next[j] = after[j];
         __syncthreads();
       }
       STRATA_ATTN_TRACE_MARK(true, 2);
