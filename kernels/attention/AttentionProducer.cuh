@@ -243,27 +243,37 @@ runProducer(const AttnParams &p, AttnItem &cur, int32_t &taken, bool persist,
         }
       }
     }
+    // The cp.async path. A stage's block-table entries are loaded a
+    // stage ahead, before the copies of the stage before it: looked up
+    // at their copies, as they had been, the loads queued behind the
+    // thread's own copies issued before them, and the stage's last
+    // copies behind those loads. One entry a lane: a warp's threads
+    // copy SK / 4 key rows a stage, lane l loads the page of the warp's
+    // key l and the copying threads take theirs by a shuffle (one
+    // register carried instead of a thread's KEYS_PER_THREAD). Every
+    // lane loads, at a clamped index, so that no branch precedes the
+    // shuffles: after a divergent one ptxas wrapped them as collective
+    // operations and rescheduled the whole kernel, which ran slower.
+    constexpr int WARP_KEYS = 32 / TPR; // a warp's keys in one pass
+    static_assert(WARP_KEYS * KEYS_PER_THREAD <= 32, "a lane per key");
+    auto lookup = [&](int32_t t) -> int32_t {
+      const int32_t sl = ks + t * SK + (lane / WARP_KEYS) * KEYS_PER_PASS +
+                         (tid / 32) * WARP_KEYS + lane % WARP_KEYS;
+      if (L == 0)
+        return -1;
+      const int32_t logical = L == 1 ? sl >> p.blockShift : sl / p.blockSize;
+      const int32_t id = __ldg(table + min(logical, p.maxBlocksPerSeq - 1));
+      return t < nTiles && lane < WARP_KEYS * KEYS_PER_THREAD && sl < ke &&
+                     logical < p.maxBlocksPerSeq
+                 ? id
+                 : -1;
+    };
+    int32_t ids = lookup(nBulk);
     for (int t = nBulk; t < nTiles; ++t) {
       const int g = tileBase + t, st = g % NST;
       const int32_t t0 = ks + t * SK + keyInPass;
       if (ks + (t + 1) * SK > prefix)
         waitOnce();
-      // With a power-of-two block size the first half of a thread's
-      // keys are looked up before the wait for the stage, the rest at
-      // their copies (under the first half's copies), and offsets are
-      // formed at the copies: all of them ahead were slower after the
-      // wait and spilled the 24-register producer before it. Other
-      // block sizes look up at the copies (divisions need registers).
-      auto lookup = [&](int32_t sl) -> int32_t {
-        const int32_t logical = L == 1 ? sl >> p.blockShift : sl / p.blockSize;
-        return sl < ke && logical < p.maxBlocksPerSeq ? __ldg(table + logical)
-                                                      : -1;
-      };
-      constexpr int AHEAD = (KEYS_PER_THREAD + 1) / 2;
-      int32_t blk[AHEAD];
-#pragma unroll
-      for (int j = 0; j < AHEAD; ++j)
-        blk[j] = L == 1 ? lookup(t0 + j * KEYS_PER_PASS) : -1;
       // A block's third stage goes out only once its first has
       // landed: the first tile (and Q) then shares the memory system
       // with one more stage rather than all the others.
@@ -271,6 +281,7 @@ runProducer(const AttnParams &p, AttnItem &cur, int32_t &taken, bool persist,
         mbarWait(fullBar, 0);
       if (g >= NST)
         mbarWait(emptyBar + 8 * st, (g / NST - 1) & 1);
+      const int32_t nextIds = lookup(t + 1);
       const uint32_t kBase = smemBase + st * STAGE_BYTES;
       const uint32_t vBase = kBase + SK * D * 2;
 #pragma unroll
@@ -284,7 +295,7 @@ runProducer(const AttnParams &p, AttnItem &cur, int32_t &taken, bool persist,
           const int32_t inBlock =
               L == 1 ? sl & (p.blockSize - 1) : sl % p.blockSize;
           const int32_t id =
-              L == 1 && j < AHEAD ? blk[j < AHEAD ? j : 0] : lookup(sl);
+              __shfl_sync(0xffffffffu, ids, j * WARP_KEYS + lane / TPR);
           if (id >= 0 && id < p.numBlocks)
             off = id * p.blockStride + inBlock * D;
         }
@@ -309,6 +320,7 @@ runProducer(const AttnParams &p, AttnItem &cur, int32_t &taken, bool persist,
         }
       }
       cpAsyncArriveNoinc(fullBar + 8 * st);
+      ids = nextIds;
     }
   };
   // The item's copies by the loop of its cache layout.
