@@ -15,12 +15,16 @@
 // of going in slivers to the first splits. Rows named "floor" come first:
 // an empty kernel and kernels that only read the decode targets' bytes
 // (BenchFloor.cu). Rows named "host_enqueue" give the host's time per
-// launch, in the time column.
+// launch, in the time column; "host_enqueue floor" rows the same for
+// launches of an empty kernel, so that the launchers' own host code is
+// the difference. Rows named "pages=N" use pages of N slots (48: not a
+// power of two, every tile by cp.async).
 #include "bench/BenchFill.cuh"
 #include "bench/BenchFloor.h"
 #include "bench/BenchTrace.h"
 #include "bench/BenchUtil.h"
 #include "kernels/attention/Attention.h"
+#include "kernels/common/Pdl.cuh"
 
 #include <cuda_bf16.h>
 
@@ -288,21 +292,17 @@ __global__ void holdStreamKernel(volatile int *release) {
   }
 }
 
-/// The host's time to enqueue one launch of `kind` (checks, parameters,
-/// the launch call) behind a kernel that holds the stream, so that nothing
-/// runs meanwhile and the host never waits for the GPU: what an eagerly
-/// launched step pays per kernel on the host.
-void benchHostEnqueue(const BenchOptions &o, BenchReport &report,
-                      AttentionKind kind, int batch, int context, int qLen) {
-  const std::string name =
-      std::string("host_enqueue ") +
-      (kind == AttentionKind::Decode ? "paged_decode" : "tree_verify");
-  if (!o.wants(name))
-    return;
-  Setup s(kind, batch, qLen, context, kind == AttentionKind::Tree);
+/// The host's median time per launch of `launch(i)`, enqueued behind a
+/// kernel that holds the stream, so that nothing runs meanwhile and the
+/// host never waits for the GPU: what an eagerly launched step pays per
+/// kernel on the host. Adds the row `name`.
+template <typename Launch>
+void hostEnqueueRow(const BenchOptions &o, BenchReport &report,
+                    const std::string &name, const std::string &shape,
+                    const std::string &what, Launch &&launch) {
   cudaStream_t stream;
   BENCH_CUDA(cudaStreamCreate(&stream));
-  checkStatus(launchKind(kind, s, 0, stream)); // first-call setup
+  launch(0, stream); // first-call setup
   BENCH_CUDA(cudaStreamSynchronize(stream));
   int *release = nullptr, *releaseDev = nullptr;
   BENCH_CUDA(cudaHostAlloc(&release, sizeof(int), cudaHostAllocMapped));
@@ -317,7 +317,7 @@ void benchHostEnqueue(const BenchOptions &o, BenchReport &report,
     BENCH_CUDA(cudaGetLastError());
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < launches; ++i)
-      checkStatus(launchKind(kind, s, i, stream));
+      launch(i, stream);
     perLaunch.push_back(std::chrono::duration<double, std::micro>(
                             std::chrono::steady_clock::now() - start)
                             .count() /
@@ -328,12 +328,63 @@ void benchHostEnqueue(const BenchOptions &o, BenchReport &report,
   BENCH_CUDA(cudaStreamDestroy(stream));
   BENCH_CUDA(cudaFreeHost(release));
   std::sort(perLaunch.begin(), perLaunch.end());
+  report.add({name, shape, 0, perLaunch[perLaunch.size() / 2], "read",
+              what +
+                  "host us per launch, enqueued behind a held stream "
+                  "(median of 9 x " +
+                  std::to_string(launches) + "); no GPU time"});
+}
+
+void benchHostEnqueue(const BenchOptions &o, BenchReport &report,
+                      AttentionKind kind, int batch, int context, int qLen) {
+  const std::string name =
+      std::string("host_enqueue ") +
+      (kind == AttentionKind::Decode ? "paged_decode" : "tree_verify");
+  if (!o.wants(name))
+    return;
+  Setup s(kind, batch, qLen, context, kind == AttentionKind::Tree);
   char shape[96];
   std::snprintf(shape, sizeof(shape), "b=%d ctx=%d q=%d", batch, context, qLen);
-  report.add({name, shape, 0, perLaunch[perLaunch.size() / 2], "read",
-              "host us per launch, enqueued behind a held stream (median of "
-              "9 x " +
-                  std::to_string(launches) + "); no GPU time"});
+  hostEnqueueRow(o, report, name, shape, "", [&](int i, cudaStream_t stream) {
+    checkStatus(launchKind(kind, s, i, stream));
+  });
+}
+
+/// As large as the attention kernels' parameter block.
+struct LaunchParams512 {
+  unsigned char bytes[512];
+};
+__global__ void emptyParamsKernel(LaunchParams512) {}
+
+/// The same host time for launches that do nothing on the GPU: an empty
+/// kernel by the triple-chevron launch, and one taking a 512-byte
+/// parameter (as the attention kernels do) by the launch the attention
+/// launchers make (cudaLaunchKernelEx with the dependent-launch
+/// attribute, Pdl.cuh), without and with clusters of two. What the
+/// attention rows take beyond those is the launchers' own host code.
+void benchHostEnqueueFloors(const BenchOptions &o, BenchReport &report) {
+  const std::string name = "host_enqueue floor";
+  if (!o.wants(name))
+    return;
+  hostEnqueueRow(o, report, name, "empty kernel", "<<<264, 128>>>; ",
+                 [](int, cudaStream_t stream) {
+                   emptyParamsKernel<<<264, 128, 0, stream>>>({});
+                   BENCH_CUDA(cudaGetLastError());
+                 });
+  hostEnqueueRow(o, report, name, "dependent launch",
+                 "cudaLaunchKernelEx, 264 blocks of 128, 512-byte parameter; ",
+                 [](int, cudaStream_t stream) {
+                   BENCH_CUDA(launchDependent(emptyParamsKernel, dim3(264),
+                                              dim3(128), 0, stream,
+                                              LaunchParams512{}));
+                 });
+  hostEnqueueRow(o, report, name, "dependent launch, clusters of 2",
+                 "the same in clusters of two blocks; ",
+                 [](int, cudaStream_t stream) {
+                   BENCH_CUDA(launchDependentClusters(
+                       emptyParamsKernel, dim3(264), dim3(128), 0, stream, 2u,
+                       LaunchParams512{}));
+                 });
 }
 
 void benchPrefill(const BenchOptions &o, BenchReport &report, int batch,
@@ -445,6 +496,7 @@ int main(int argc, char **argv) {
               "split as the launcher picks");
   benchPrefill(options, report, 1, 8192, "target >= SDPA");
   benchPrefill(options, report, 4, 2048, "varlen batch");
+  benchHostEnqueueFloors(options, report);
   benchHostEnqueue(options, report, dec, 1, 8192, 1);
   benchHostEnqueue(options, report, AttentionKind::Tree, 1, 8192, 64);
   // Pages of 64 slots: a tensor copy (one box per page and 64 columns) then
@@ -458,6 +510,12 @@ int main(int argc, char **argv) {
   benchCached(options, report, dec, 1, 8192, 1, true, "target <= 14 us", 0, 64);
   benchCached(options, report, dec, 16, 4096, 1, false, "target >= 3.7 TB/s", 0,
               64);
+  // Pages of 48 slots, not a power of two: no tensor maps, every tile by
+  // cp.async with a division per lookup.
+  benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, true, "graph",
+              0, 48);
+  benchCached(options, report, AttentionKind::Extend, 1, 8192, 100, false,
+              "split as the launcher picks", 0, 48);
   // One block per rows item instead of a persistent grid, for comparison.
   setAttentionPersistentEnabled(false);
   benchPrefill(options, report, 1, 8192, "tuning");
