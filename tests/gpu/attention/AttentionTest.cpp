@@ -219,6 +219,35 @@ TEST_CASE("attention rows with whole tiles copied by cp.async",
   runAttnCase(c, attnTestRng());
 }
 
+TEST_CASE("attention rows over pages of 48 slots and of one slot",
+          "[attention][small]") {
+  // A block size that is not a power of two takes no tensor maps: every
+  // tile goes by cp.async, each key's page found by a division. Pages of
+  // one slot give every key a page of its own, so every lane of the
+  // producer's lookups (AttentionProducer.cuh) holds another page.
+  for (int D : {64, 128})
+    for (int64_t bs : {48, 1}) {
+      AttnCase c;
+      c.kind = AttentionKind::Extend;
+      c.headDim = D;
+      c.group = D == 64 ? 8 : 4;
+      c.blockSize = bs;
+      c.qLens = {1, 17, 70, 5};
+      c.prefixLens = {50, 301, 1000, 0};
+      for (int splits : {0, 3}) {
+        c.numSplits = splits;
+        c.window = splits == 3 ? 90 : 0;
+        runAttnCase(c, attnTestRng());
+      }
+      c.kind = AttentionKind::Tree;
+      c.numSplits = 0;
+      c.window = 0;
+      c.qLens = {9, 64};
+      c.prefixLens = {700, 2000};
+      runAttnCase(c, attnTestRng());
+    }
+}
+
 TEST_CASE("attention 128-key stages persistent and one block per item",
           "[attention][small]") {
   // Ragged prefills and extends with more rows items than the GPU holds
