@@ -18,7 +18,7 @@
 // launch, in the time column; "host_enqueue floor" rows the same for
 // launches of an empty kernel, so that the launchers' own host code is
 // the difference. Rows named "pages=N" use pages of N slots (48: not a
-// power of two, every tile by cp.async).
+// power of two; 1: a page per token; both copy every tile by cp.async).
 #include "bench/BenchFill.cuh"
 #include "bench/BenchFloor.h"
 #include "bench/BenchTrace.h"
@@ -511,11 +511,17 @@ int main(int argc, char **argv) {
   benchCached(options, report, dec, 16, 4096, 1, false, "target >= 3.7 TB/s", 0,
               64);
   // Pages of 48 slots, not a power of two: no tensor maps, every tile by
-  // cp.async with a division per lookup.
-  benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, true, "graph",
-              0, 48);
-  benchCached(options, report, AttentionKind::Extend, 1, 8192, 100, false,
-              "split as the launcher picks", 0, 48);
+  // cp.async with a division per lookup; and pages of one slot (a page
+  // per token): no tensor maps either, every key its own lookup.
+  for (int page : {48, 1}) {
+    benchCached(options, report, AttentionKind::Tree, 1, 8192, 64, true,
+                "graph", 0, page);
+    benchCached(options, report, AttentionKind::Extend, 1, 8192, 100, false,
+                "split as the launcher picks", 0, page);
+  }
+  benchPrefill(options, report, 1, 8192, "target >= SDPA", 1);
+  benchCached(options, report, dec, 16, 4096, 1, false, "target >= 3.7 TB/s", 0,
+              1);
   // One block per rows item instead of a persistent grid, for comparison.
   setAttentionPersistentEnabled(false);
   benchPrefill(options, report, 1, 8192, "tuning");
