@@ -113,6 +113,14 @@ __device__ __forceinline__ void store8(void *dst, uint2 v) {
                : "memory");
 }
 
+// One 16-byte global store (a uint4 assigned through a cast pointer became
+// four 4-byte stores).
+__device__ __forceinline__ void store16(void *dst, uint4 v) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst),
+               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
 // 2^x on the MUFU unit with denormal results flushed to zero: exp2f adds
 // a range test and two multiplies per call to keep those denormals, and a
 // probability below 2^-126 of the row's maximum adds nothing to O.

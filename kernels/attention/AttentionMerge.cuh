@@ -173,83 +173,103 @@ __device__ __forceinline__ uint4 packMerged8(const float (&acc)[8], float W) {
   return out;
 }
 
+/// K chunks of 16 bytes (chunk c0 + i * NTC, i < K, each in the range)
+/// of rows of a rows item merged over its splits' partials (T) in the
+/// workspace, the splits MU at a time with all the loads of a group in
+/// flight: one L2 round trip per MU splits, as in mergeChunk. A weight is
+/// at most 1 (the largest split's), and one under 2^-126 is far below what
+/// T holds beside it: the exponential flushes those to 0 and does without
+/// exp2f's range handling.
+template <typename T, int D, int ROWS, int NTC, int K>
+__device__ __forceinline__ void
+mergeRowChunks(const AttnParams &p, const uint16_t *allO, const float *allLse,
+               int c0, int rBegin, int32_t row0, int32_t qBegin, int kvHead) {
+  constexpr int CPR = D / 8, MU = 8;
+  const int S = p.numSplits, G = p.group;
+  int r[K], ch[K];
+  float M[K], W[K], acc[K][8];
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    const int c = c0 + i * NTC;
+    r[i] = rBegin + c / CPR;
+    ch[i] = c % CPR;
+    M[i] = -INFINITY;
+    W[i] = 0.f;
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+      acc[i][e] = 0.f;
+  }
+  for (int s0 = 0; s0 < S; s0 += MU) {
+    float f[K][MU];
+    uint4 x[K][MU];
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+#pragma unroll
+      for (int u = 0; u < MU; ++u) {
+        const bool ld = s0 + u < S;
+        const int64_t at = int64_t(s0 + u) * ROWS + r[i];
+        f[i][u] = ld ? __ldcg(allLse + at) : -INFINITY;
+        x[i][u] = ld ? __ldcg(reinterpret_cast<const uint4 *>(allO + at * D +
+                                                              ch[i] * 8))
+                     : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+      float mGroup = M[i];
+#pragma unroll
+      for (int u = 0; u < MU; ++u)
+        mGroup = fmaxf(mGroup, f[i][u]);
+      if (mGroup > M[i]) { // M = -inf: the sums are still zero
+        const float scale = fastExp2(M[i] - mGroup);
+        W[i] *= scale;
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          acc[i][e] *= scale;
+        M[i] = mGroup;
+      }
+      const float base = M[i] == -INFINITY ? 0.f : M[i];
+#pragma unroll
+      for (int u = 0; u < MU; ++u) {
+        // An empty split (log-sum-exp -inf) weighs 0 and adds nothing.
+        const float w = fastExp2(f[i][u] - base);
+        W[i] += w;
+        addWeighted8<T>(acc[i], x[i][u], w);
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    const int32_t row = row0 + r[i], tok = row / G, g = row - tok * G;
+    store16(p.out +
+                ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D +
+                ch[i] * 8,
+            packMerged8<T>(acc[i], W[i]));
+  }
+}
+
 /// Rows [rBegin, rEnd) of a rows item merged over its splits' partials
-/// (T) in the workspace (peerMergeRows). A thread merges 16 bytes of a row
-/// at a time, two such chunks with all their loads in flight, over the
-/// splits MU at a time: one L2 round trip per MU splits and two chunks, as
-/// in mergeChunk, where one per 4-element chunk would be several in a row
-/// for the 128 / numSplits rows of a block.
+/// (T) in the workspace (peerMergeRows), 16 bytes of a row a thread at a
+/// time: two chunks at once, with all their loads in flight, or one where
+/// the range has a single chunk left for the thread. One per 4-element
+/// chunk, as in mergeChunk, would be several round trips in a row for the
+/// 128 / numSplits rows of a block. (With two chunks always, the second
+/// idle where the range ended, the threads of a 64-token tree, one chunk
+/// each, weighed every split twice, and ptxas placed the partials' loads
+/// after the maximum, a second round trip: the tree took 0.3-0.5 us longer
+/// over 8K and 0.8 us over 1K, docs/benchmarks.md.)
 template <typename T, int D, int ROWS, int NTC>
 __device__ __forceinline__ void
 mergeRowRange(const AttnParams &p, const uint16_t *allO, const float *allLse,
               int ctid, int rBegin, int rEnd, int32_t row0, int32_t qBegin,
               int kvHead) {
-  constexpr int CPR = D / 8, NC = 2, MU = 8;
-  const int S = p.numSplits, G = p.group;
-  const int n = max(0, rEnd - rBegin) * CPR;
-  for (int c0 = ctid; c0 < n; c0 += NC * NTC) {
-    int r[NC], ch[NC];
-    bool in[NC];
-    float M[NC], W[NC], acc[NC][8];
-#pragma unroll
-    for (int i = 0; i < NC; ++i) {
-      const int c = c0 + i * NTC;
-      in[i] = c < n;
-      r[i] = rBegin + (in[i] ? c / CPR : 0);
-      ch[i] = c % CPR;
-      M[i] = -INFINITY;
-      W[i] = 0.f;
-#pragma unroll
-      for (int e = 0; e < 8; ++e)
-        acc[i][e] = 0.f;
-    }
-    for (int s0 = 0; s0 < S; s0 += MU) {
-      float f[NC][MU];
-      uint4 x[NC][MU];
-#pragma unroll
-      for (int i = 0; i < NC; ++i)
-#pragma unroll
-        for (int u = 0; u < MU; ++u) {
-          const bool ld = in[i] && s0 + u < S;
-          const int64_t at = int64_t(s0 + u) * ROWS + r[i];
-          f[i][u] = ld ? __ldcg(allLse + at) : -INFINITY;
-          x[i][u] = ld ? __ldcg(reinterpret_cast<const uint4 *>(allO + at * D +
-                                                                ch[i] * 8))
-                       : make_uint4(0, 0, 0, 0);
-        }
-#pragma unroll
-      for (int i = 0; i < NC; ++i) {
-        float mGroup = M[i];
-#pragma unroll
-        for (int u = 0; u < MU; ++u)
-          mGroup = fmaxf(mGroup, f[i][u]);
-        if (mGroup > M[i]) { // M = -inf: the sums are still zero
-          const float scale = exp2f(M[i] - mGroup);
-          W[i] *= scale;
-#pragma unroll
-          for (int e = 0; e < 8; ++e)
-            acc[i][e] *= scale;
-          M[i] = mGroup;
-        }
-        const float base = M[i] == -INFINITY ? 0.f : M[i];
-#pragma unroll
-        for (int u = 0; u < MU; ++u) {
-          // An empty split (log-sum-exp -inf) weighs 0 and adds nothing.
-          const float w = exp2f(f[i][u] - base);
-          W[i] += w;
-          addWeighted8<T>(acc[i], x[i][u], w);
-        }
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < NC; ++i) {
-      if (!in[i])
-        continue;
-      const int32_t row = row0 + r[i], tok = row / G, g = row - tok * G;
-      *reinterpret_cast<uint4 *>(
-          p.out + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D +
-          ch[i] * 8) = packMerged8<T>(acc[i], W[i]);
-    }
+  const int n = max(0, rEnd - rBegin) * (D / 8);
+  for (int c0 = ctid; c0 < n; c0 += 2 * NTC) {
+    if (c0 + NTC < n)
+      mergeRowChunks<T, D, ROWS, NTC, 2>(p, allO, allLse, c0, rBegin, row0,
+                                         qBegin, kvHead);
+    else
+      mergeRowChunks<T, D, ROWS, NTC, 1>(p, allO, allLse, c0, rBegin, row0,
+                                         qBegin, kvHead);
   }
 }
 
@@ -272,7 +292,8 @@ mergeRowRange(const AttnParams &p, const uint16_t *allO, const float *allLse,
 /// did not see the flag); otherwise the last arrival sees the flag and
 /// merges them all. Rows merged twice get the same values. Each block
 /// departs once it has last read the counter; the last to depart resets
-/// it for the next launch (graph replay). `flag`: a shared word.
+/// it for the next launch (graph replay), after its merge. `flag`: a
+/// shared word.
 template <typename T, int D, int ROWS, int NTC>
 __device__ __forceinline__ void
 peerMergeRows(const AttnParams &p, int ctid, int split, int64_t item,
@@ -298,11 +319,21 @@ peerMergeRows(const AttnParams &p, int ctid, int split, int64_t item,
       }
     }
     *flag = merge;
-    if ((atomicAdd(counter, kDepart) >> 16 & 0x3fff) == S - 1)
-      atomicExch(counter, 0);
   }
   namedBarSync(3, NTC); // the other splits' partials are visible
   const int merge = *flag;
+  // The departure goes out beside the merge's loads, and its answer is read
+  // after them. ptxas gathers an add to one address across the warp and
+  // shuffles the answer to the lanes right away, which waits for the round
+  // trip there (before the block barrier, the merge waited for it: 0.1-0.2
+  // us of a 64-token tree's end, docs/benchmarks.md); an address offset by
+  // the lane index, 0 for ctid 0, keeps the add ungathered.
+  int32_t departed = 0;
+  if (ctid == 0) {
+    uint32_t lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    departed = atomicAdd(counter + lane, kDepart);
+  }
   const int per = (ROWS + S - 1) / S;
   const int rBegin = merge == 2 ? 0 : split * per;
   const int rEnd =
@@ -310,6 +341,8 @@ peerMergeRows(const AttnParams &p, int ctid, int split, int64_t item,
   mergeRowRange<T, D, ROWS, NTC>(
       p, static_cast<const uint16_t *>(p.partO) + item * S * ROWS * D,
       p.partLse + item * S * ROWS, ctid, rBegin, rEnd, row0, qBegin, kvHead);
+  if (ctid == 0 && (departed >> 16 & 0x3fff) == S - 1)
+    atomicExch(counter, 0);
 }
 
 /// Row stride, in 4-byte words (T pairs), of the O tile a rows block
@@ -345,27 +378,33 @@ clusterMergeRows(const AttnParams &p, unsigned char *smem, int ctid,
   const int per = (ROWS + S - 1) / S;
   const int rBegin = int(clusterRank()) * per;
   const int rEnd = min(min(rBegin + per, ROWS), validRows);
-  // Row r, 16 bytes from column 8 ch, merged over the K splits' values and
-  // written out.
+  // Row r, 16 bytes from column 8 ch, merged over the first S of the K
+  // splits' values and written out. Splits past S are skipped, not weighed
+  // at 0: the merge's arithmetic is a visible part of a split item's end
+  // (mergeRowRange).
   auto emit = [&](const auto &f, const auto &x, int r, int ch) {
     constexpr int K = int(sizeof(f) / sizeof(f[0]));
     float M = -INFINITY;
 #pragma unroll
     for (int u = 0; u < K; ++u)
-      M = fmaxf(M, f[u]);
+      if (u < S)
+        M = fmaxf(M, f[u]);
     const float base = M == -INFINITY ? 0.f : M;
     float W = 0.f, acc[8] = {};
 #pragma unroll
     for (int u = 0; u < K; ++u) {
+      if (u >= S)
+        break;
       // An empty split (log-sum-exp -inf) weighs 0.
-      const float w = exp2f(f[u] - base);
+      const float w = fastExp2(f[u] - base);
       W += w;
       addWeighted8<T>(acc, x[u], w);
     }
     const int32_t row = row0 + r, tok = row / G, g = row - tok * G;
-    *reinterpret_cast<uint4 *>(
-        p.out + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D +
-        ch * 8) = packMerged8<T>(acc, W);
+    store16(p.out +
+                ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D +
+                ch * 8,
+            packMerged8<T>(acc, W));
   };
   const int n = max(0, rEnd - rBegin) * CPR;
   if (S == 2) {
