@@ -216,7 +216,7 @@ decodeEpilogue(const AttnParams &p, const float (&o)[D / 8][4],
   const float *allLse = p.partLse + item * p.numSplits * ROWS;
   for (int c = tid; c < validRows * D / 4; c += NT) {
     const int r = c / (D / 4), d = (c % (D / 4)) * 4;
-    mergeChunk<T, D, ROWS>(p, allO, allLse, r, d, row0 + r, qBegin, kvHead);
+    mergeChunk<T, D, ROWS, 17>(p, allO, allLse, r, d, row0 + r, qBegin, kvHead);
   }
 }
 

@@ -251,8 +251,11 @@ Status launchConfig(const char *name, AttentionKind kind,
       dim3 mgrid(unsigned(ws.rowTiles * blocksPerTile),
                  unsigned(dims.numKvHeads), unsigned(dims.batch));
       STRATA_CUDA_RETURN_IF_ERROR(
-          launchDependent(attentionMergeKernel<T, D, ROWS>, mgrid, dim3(MT), 0,
-                          stream, p, blocksPerTile),
+          ws.splits <= 8
+              ? launchDependent(attentionMergeKernel<T, D, ROWS, 8>, mgrid,
+                                dim3(MT), 0, stream, p, blocksPerTile)
+              : launchDependent(attentionMergeKernel<T, D, ROWS, 17>, mgrid,
+                                dim3(MT), 0, stream, p, blocksPerTile),
           name);
     }
   }

@@ -49,16 +49,20 @@ template <typename T> struct PartialChunk<T, uint16_t> {
 /// largest log-sum-exp seen so far, and the sums are rescaled when a later
 /// group raises it (a first pass for the maximum had doubled the round
 /// trips). Splits in order, as the plain loop. P: the partials' element
-/// type, fp32 (decode) or T (rows; see attentionMergeKernel).
-template <typename T, int D, int ROWS, typename P>
+/// type, fp32 (decode) or T (rows; see attentionMergeKernel). MU: decode
+/// takes 17, its 33 splits in two round trips (measured at b=1 8K in a
+/// graph: 12 at a time 15.1 us, 17 14.9; 33, one trip but more registers
+/// live, 15.9; earlier 8 16.1, 16 15.9); the rows merge kernel 8, the
+/// split count of the row items it serves, which 17 had weighed 9 idle
+/// splits beside. The weights as in mergeRowChunks: a weight is at most
+/// 1 and one under 2^-126 adds nothing, so the exponential flushes those
+/// to 0 without exp2f's range handling; an empty split (log-sum-exp -inf)
+/// weighs 0 and its stored partial, zeros, adds nothing.
+template <typename T, int D, int ROWS, int MU, typename P>
 __device__ __forceinline__ void
 mergeChunk(const AttnParams p, const P *allO, const float *allLse, int r, int d,
            int32_t row, int32_t qBegin, int kvHead) {
   using Ops = MmaOps<T>;
-  // 17: decode's 33 splits in two round trips (measured at b=1 8K in a
-  // graph: 12 at a time 15.1 us, 17 14.9; 33, one trip but more registers
-  // live, 15.9; earlier 8 16.1, 16 15.9).
-  constexpr int MU = 17;
   const int G = p.group;
   float M = -INFINITY, W = 0.f;
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -76,7 +80,7 @@ mergeChunk(const AttnParams p, const P *allO, const float *allLse, int r, int d,
     for (int u = 0; u < MU; ++u)
       mGroup = fmaxf(mGroup, f[u]);
     if (mGroup > M) { // M = -inf: the sums are still zero, scaled by 0
-      const float scale = exp2f(M - mGroup);
+      const float scale = fastExp2(M - mGroup);
       W *= scale;
       acc.x *= scale;
       acc.y *= scale;
@@ -87,10 +91,7 @@ mergeChunk(const AttnParams p, const P *allO, const float *allLse, int r, int d,
     const float base = M == -INFINITY ? 0.f : M;
 #pragma unroll
     for (int u = 0; u < MU; ++u) {
-      // An empty split (log-sum-exp -inf) weighs 0 and adds nothing.
-      const float w = exp2f(f[u] - base);
-      if (w == 0.f)
-        continue;
+      const float w = fastExp2(f[u] - base);
       const float4 xv = x[u].get();
       W += w;
       acc.x += xv.x * w;
@@ -121,7 +122,8 @@ mergeChunk(const AttnParams p, const P *allO, const float *allLse, int r, int d,
 /// a graph) and a split 100-token extend 0.8 us. Decode keeps fp32: its
 /// partials are 4 rows per split, and as T it ran 0.9 us slower at b=1 8K.
 /// Grid: x = rowTile * blocksPerTile + block, y = kv head, z = sequence.
-template <typename T, int D, int ROWS>
+/// MU: splits per round trip (mergeChunk), 8 where the item has at most 8.
+template <typename T, int D, int ROWS, int MU>
 __global__ void __launch_bounds__(256)
     attentionMergeKernel(const AttnParams p, int blocksPerTile) {
   const int rowTile = blockIdx.x / blocksPerTile;
@@ -141,7 +143,7 @@ __global__ void __launch_bounds__(256)
     return;
   const int64_t item =
       (b * p.numKvHeads + kvHead) * int64_t(p.rowTiles) + rowTile;
-  mergeChunk<T, D, ROWS>(
+  mergeChunk<T, D, ROWS, MU>(
       p, static_cast<const uint16_t *>(p.partO) + item * p.numSplits * ROWS * D,
       p.partLse + item * p.numSplits * ROWS, r, d, row0 + r, qBegin, kvHead);
 }
