@@ -52,9 +52,9 @@ template <typename T> struct PartialChunk<T, uint16_t> {
 /// type, fp32 (decode) or T (rows; see attentionMergeKernel). MU: decode
 /// takes 17, its 33 splits in two round trips (measured at b=1 8K in a
 /// graph: 12 at a time 15.1 us, 17 14.9; 33, one trip but more registers
-/// live, 15.9; earlier 8 16.1, 16 15.9); the rows merge kernel 8, the
-/// split count of the row items it serves, which 17 had weighed 9 idle
-/// splits beside. The weights as in mergeRowChunks: a weight is at most
+/// live, 15.9; earlier 8 16.1, 16 15.9); the rows merge kernel 8 where
+/// an item has at most 8 splits (17 had weighed 9 idle ones beside them),
+/// else 17. The weights as in mergeRowChunks: a weight is at most
 /// 1 and one under 2^-126 adds nothing, so the exponential flushes those
 /// to 0 without exp2f's range handling; an empty split (log-sum-exp -inf)
 /// weighs 0 and its stored partial, zeros, adds nothing.
