@@ -394,6 +394,14 @@ mlir::FailureOr<plan::Plan> lowerToPlan(mlir::ModuleOp module,
               "strata.init_std attributes of its weights";
   result.weightSeed = seed.getValue().getZExtValue();
   result.weightInitStd = initStd.getValueAsDouble();
+  // The positions a sequence may reach: the runtime refuses longer ones.
+  auto maxPositions =
+      module->getAttrOfType<mlir::IntegerAttr>("strata.max_positions");
+  if (!maxPositions)
+    return module->emitError() << "plan lowering: the module needs the "
+                                  "strata.max_positions attribute (the "
+                                  "model's max_position_embeddings)";
+  result.maxPositions = maxPositions.getInt();
   result.limits = {options.maxTokens, options.maxBatch};
   llvm::StringMap<int32_t> weightIndex;
   for (auto func : module.getOps<mlir::func::FuncOp>()) {

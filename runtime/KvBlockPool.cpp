@@ -1,5 +1,7 @@
 #include "runtime/KvBlockPool.h"
 
+#include "runtime/plan/PlanLimits.h"
+
 #include <cassert>
 #include <limits>
 
@@ -21,8 +23,10 @@ bool KvBlockPool::create(int64_t numBlocks, int64_t blockSize, KvBlockPool &out,
             "], got " + std::to_string(numBlocks);
     return false;
   }
-  if (blockSize <= 0 || blockSize > 4096 || (blockSize & (blockSize - 1))) {
-    error = "KV block size must be a power of two in [1, 4096], got " +
+  if (blockSize <= 0 || blockSize > plan::kMaxKvBlockSize ||
+      (blockSize & (blockSize - 1))) {
+    error = "KV block size must be a power of two in [1, " +
+            std::to_string(plan::kMaxKvBlockSize) + "], got " +
             std::to_string(blockSize);
     return false;
   }

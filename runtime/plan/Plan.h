@@ -19,7 +19,7 @@ namespace strata::plan {
 
 /// Bumped whenever the file layout or the meaning of a field changes; a
 /// reader accepts exactly its own version.
-constexpr uint32_t kPlanFormatVersion = 2;
+constexpr uint32_t kPlanFormatVersion = 3;
 
 enum class DType : uint8_t { F32 = 0, F16 = 1, BF16 = 2, I32 = 3 };
 const char *toString(DType t);
@@ -41,6 +41,7 @@ struct Dim {
   bool operator==(const Dim &o) const {
     return symbol == o.symbol && value == o.value;
   }
+  bool operator!=(const Dim &o) const { return !(*this == o); }
 };
 
 /// Run-time sizes a plan is compiled for; buffers are planned at these.
@@ -164,7 +165,15 @@ struct Plan {
   /// projection and embedding matrices.
   uint64_t weightSeed = 0;
   double weightInitStd = 0.02;
+  /// The safetensors checkpoint (a `.safetensors` file or a
+  /// `model.safetensors.index.json`) the model's weights come from; empty
+  /// for random weights. In memory a path usable as it is; in a plan file
+  /// relative to the file's folder unless absolute (writePlanFile and
+  /// readPlanFile convert).
+  std::string checkpoint;
   int64_t vocabSize = 0;
+  /// The model's max_position_embeddings: positions a sequence may reach.
+  int64_t maxPositions = 0;
   Limits limits;
   KvCacheDesc kvCache;
   LinearStateDesc linearState;
@@ -184,9 +193,20 @@ int64_t numElements(const std::vector<int64_t> &shape);
 /// weights, which no launch reads.
 std::vector<bool> weightsRead(const Plan &plan);
 
-/// Structural checks a reader applies after decoding: indices in range,
-/// events between distinct streams and forward in issue order, arena
-/// buffers inside the arena at the limits. Empty when valid.
+/// Elements of a shape (at the given step sizes), or -1 when a dimension is
+/// negative or the count exceeds plan::kMaxElements. For sizes read from a
+/// file before validatePlan has bounded them.
+int64_t boundedElements(const std::vector<Dim> &shape, int64_t tokens,
+                        int64_t batch);
+int64_t boundedElements(const std::vector<int64_t> &shape);
+
+/// Everything a backend relies on, checked before any memory is sized from
+/// the plan: sizes and counts within plan/PlanLimits.h, indices in range,
+/// weight buffers equal to their weights, cache and state buffers described
+/// by the plan, every arena buffer inside the arena at the limits, events
+/// between distinct streams and forward in issue order, and each launch's
+/// operands as its kernel takes them (LaunchContracts.h). Empty when
+/// valid, else the first problem.
 std::string validatePlan(const Plan &plan);
 
 } // namespace strata::plan

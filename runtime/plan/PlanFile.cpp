@@ -1,13 +1,16 @@
 #include "runtime/plan/PlanFile.h"
 
+#include "runtime/plan/InputFile.h"
+
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <iterator>
-#include <sstream>
 
 namespace strata::plan {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -314,7 +317,9 @@ std::string serializePlan(const Plan &plan) {
   w.str(plan.modelName);
   w.u64(plan.weightSeed);
   w.f64(plan.weightInitStd);
+  w.str(plan.checkpoint);
   w.i64(plan.vocabSize);
+  w.i64(plan.maxPositions);
   w.i64(plan.limits.maxTokens);
   w.i64(plan.limits.maxBatch);
   const KvCacheDesc &kv = plan.kvCache;
@@ -391,7 +396,9 @@ bool deserializePlan(const std::string &bytes, const std::string &name,
   p.modelName = r.str("model name");
   p.weightSeed = r.u64("weight seed");
   p.weightInitStd = r.f64("weight init std");
+  p.checkpoint = r.str("checkpoint path");
   p.vocabSize = r.i64("vocab size");
+  p.maxPositions = r.i64("max positions");
   p.limits.maxTokens = r.i64("max tokens");
   p.limits.maxBatch = r.i64("max batch");
   p.kvCache.layers = r.i64("KV cache layers");
@@ -432,25 +439,47 @@ bool deserializePlan(const std::string &bytes, const std::string &name,
 
 bool writePlanFile(const Plan &plan, const std::string &path,
                    std::string &error) {
+  // The checkpoint is stored relative to the plan's folder, so that a plan
+  // and its checkpoint move together; a path on another root stays
+  // absolute.
+  Plan stored = plan;
+  if (!plan.checkpoint.empty()) {
+    std::error_code ec;
+    fs::path ckpt = fs::absolute(plan.checkpoint, ec);
+    fs::path dir = fs::absolute(fs::path(path), ec).parent_path();
+    fs::path rel = ec ? fs::path() : ckpt.lexically_relative(dir);
+    stored.checkpoint = rel.empty() ? ckpt.string() : rel.string();
+  }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  std::string bytes = serializePlan(plan);
-  if (!out || !out.write(bytes.data(), bytes.size())) {
-    error = path + ": error: cannot write the plan file";
+  std::string bytes = serializePlan(stored);
+  if (!out || !out.write(bytes.data(), bytes.size()) || !out.flush()) {
+    error = path + ": error: cannot write the plan file: " +
+            std::strerror(errno);
     return false;
   }
   return true;
 }
 
 bool readPlanFile(const std::string &path, Plan &plan, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": error: cannot open plan file: " +
-            std::string(std::strerror(errno));
+  std::string bytes;
+  // Plans hold no weights; the largest real one is a few megabytes.
+  constexpr uint64_t kMaxPlanBytes = uint64_t(1) << 30;
+  if (!readRegularFile(path, "plan file", kMaxPlanBytes, bytes, error))
+    return false;
+  const std::string ext = fs::path(path).extension().string();
+  if ((ext == ".yaml" || ext == ".yml") &&
+      (bytes.size() < 8 || std::memcmp(bytes.data(), kMagic, 8) != 0)) {
+    error = path + ": error: is a model file, not a plan; compile it with "
+                   "'strata compile " +
+            path + " -o MODEL.splan' or run it with 'strata run'";
     return false;
   }
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
-  return deserializePlan(bytes, path, plan, error);
+  if (!deserializePlan(bytes, path, plan, error))
+    return false;
+  if (!plan.checkpoint.empty() && fs::path(plan.checkpoint).is_relative())
+    plan.checkpoint =
+        (fs::path(path).parent_path() / plan.checkpoint).lexically_normal();
+  return true;
 }
 
 } // namespace strata::plan

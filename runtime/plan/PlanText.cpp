@@ -117,7 +117,7 @@ std::string describePlan(const Plan &plan) {
      << kPlanFormatVersion << ")\n";
   os << "limits: " << plan.limits.maxTokens << " tokens, "
      << plan.limits.maxBatch << " sequences per step; vocab " << plan.vocabSize
-     << "\n";
+     << ", positions up to " << plan.maxPositions << "\n";
   if (plan.kvCache.layers > 0)
     os << "kv cache: " << plan.kvCache.layers << " layers x "
        << plan.kvCache.kvHeads << " kv heads x " << plan.kvCache.headDim
@@ -135,8 +135,12 @@ std::string describePlan(const Plan &plan) {
     weightBytes += n;
   }
   os << "weights: " << plan.weights.size() << " tensors, "
-     << formatBytes(weightBytes) << " (random: seed " << plan.weightSeed
-     << ", std " << plan.weightInitStd << ")\n";
+     << formatBytes(weightBytes);
+  if (plan.checkpoint.empty())
+    os << " (random: seed " << plan.weightSeed << ", std "
+       << plan.weightInitStd << ")\n";
+  else
+    os << " (checkpoint " << plan.checkpoint << ")\n";
   for (const Program &p : plan.programs)
     describeProgram(os, plan, p);
   return os.str();

@@ -150,39 +150,46 @@ namespace {
 /// A prefill function whose packed rope reads the heads of %qkv (a view)
 /// and whose result is read by an add. `extraUse`: a second add also reads
 /// %qkv, the storage behind that view. `returnRope`: the function returns
-/// the rope's result itself.
+/// the rope's result itself beside the logits.
 strata::plan::Plan lowerPackedRope(bool extraUse, bool returnRope = false) {
-  std::string results =
-      returnRope ? "tensor<?x8x32xbf16>"
-                 : (extraUse ? "tensor<?x256xbf16>, tensor<?x256xbf16>"
-                             : "tensor<?x256xbf16>");
-  std::string returned = returnRope ? "%r" : (extraUse ? "%o, %z" : "%o");
+  const std::string kv = "!strata.kv_cache<1, 2, 32, 16, bf16>";
+  std::string results = "tensor<?x512xf32>" +
+                        std::string(returnRope ? ", tensor<?x8x32xbf16>" : "");
   std::string text =
       "module attributes {strata.seed = 1 : i64, strata.init_std = 0.02 : "
-      "f64} {\n"
-      "func.func @prefill(%x: tensor<?x256xbf16>, %pos: tensor<?xi32>, "
-      "%c0: !strata.kv_cache<1, 2, 32, 16, bf16>, %seqs: !strata.seqs) -> (" +
-      results +
-      ") {\n"
+      "f64, strata.max_positions = 2048 : i64} {\n"
+      "func.func @prefill(%ids: tensor<?xi32>, %pos: tensor<?xi32>, "
+      "%c0: " + kv + ", %seqs: !strata.seqs) -> (" + results + ") {\n"
+      "  %w = strata.weight \"embed\" : tensor<512x256xbf16>\n"
+      "  %x = strata.embedding %ids, %w : tensor<?xi32>, "
+      "tensor<512x256xbf16> -> tensor<?x256xbf16>\n"
       "  %qkv = strata.add %x, %x : tensor<?x256xbf16>\n"
       "  %h = strata.split_heads %qkv {num_heads = 8 : i64} : "
       "tensor<?x256xbf16> -> tensor<?x8x32xbf16>\n"
       "  %r, %c1 = strata.rope_kv_write packed %h, %pos, %c0, %seqs "
       "pairing neox scaling none {layer = 0 : i64, num_kv_heads = 2 : i64, "
       "num_q_heads = 4 : i64, rotary_dim = 32 : i64, theta = 1.0e+04 : f64} "
-      ": tensor<?x8x32xbf16>, tensor<?xi32>, !strata.kv_cache<1, 2, 32, 16, "
-      "bf16> -> tensor<?x8x32xbf16>, !strata.kv_cache<1, 2, 32, 16, bf16>\n" +
-      std::string(returnRope
-                      ? ""
-                      : "  %m = strata.merge_heads %r : tensor<?x8x32xbf16> "
-                        "-> tensor<?x256xbf16>\n"
-                        "  %o = strata.add %m, %m : tensor<?x256xbf16>\n") +
-      std::string(extraUse ? "  %z = strata.add %qkv, %qkv : "
-                             "tensor<?x256xbf16>\n"
-                           : "") +
-      "  return " +
-      returned + " : " + results +
-      "\n}\n}\n";
+      ": tensor<?x8x32xbf16>, tensor<?xi32>, " + kv +
+      " -> tensor<?x8x32xbf16>, " + kv + "\n";
+  if (returnRope) {
+    text += "  %l = strata.logits %x, %w, %seqs : tensor<?x256xbf16>, "
+            "tensor<512x256xbf16> -> tensor<?x512xf32>\n"
+            "  return %l, %r : " + results + "\n}\n}\n";
+  } else {
+    text += "  %m = strata.merge_heads %r : tensor<?x8x32xbf16> -> "
+            "tensor<?x256xbf16>\n"
+            "  %o = strata.add %m, %m : tensor<?x256xbf16>\n";
+    std::string last = "%o";
+    if (extraUse) {
+      text += "  %z = strata.add %qkv, %qkv : tensor<?x256xbf16>\n"
+              "  %s = strata.add %o, %z : tensor<?x256xbf16>\n";
+      last = "%s";
+    }
+    text += "  %l = strata.logits " + last +
+            ", %w, %seqs : tensor<?x256xbf16>, tensor<512x256xbf16> -> "
+            "tensor<?x512xf32>\n"
+            "  return %l : " + results + "\n}\n}\n";
+  }
   mlir::MLIRContext context;
   mlir::DialectRegistry registry;
   strata::registerStrataDialect(registry);

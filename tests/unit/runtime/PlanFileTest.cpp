@@ -3,81 +3,22 @@
 #include "runtime/plan/PlanFile.h"
 #include "runtime/plan/PlanText.h"
 
+#include "SamplePlan.h"
+
 #include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <filesystem>
 #include <random>
+#include <sys/stat.h>
 
 using namespace strata::plan;
 
-namespace {
+using strata::test::samplePlan;
 
-Plan samplePlan() {
-  Plan plan;
-  plan.modelName = "tiny";
-  plan.weightSeed = 42;
-  plan.vocabSize = 512;
-  plan.limits = {256, 8};
-  plan.kvCache = {2, 2, 32, 16, DType::BF16};
-  plan.linearState = {1, 4, 32, 32};
-  plan.weights = {
-      {"model.embed_tokens.weight", DType::BF16, {512, 256}, {}, {}},
-      {"model.layers.0.self_attn.qkv_proj.weight",
-       DType::BF16,
-       {384, 256},
-       {"model.layers.0.self_attn.q_proj.weight",
-        "model.layers.0.self_attn.k_proj.weight",
-        "model.layers.0.self_attn.v_proj.weight"},
-       {256, 64, 64}}};
-  Program p;
-  p.phase = "decode";
-  p.numStreams = 2;
-  p.buffers = {
-      {"token_ids", BufferKind::Input, DType::I32, {Dim::tokens()}, 0, -1},
-      {"embed",
-       BufferKind::Weight,
-       DType::BF16,
-       {Dim::constant(512), Dim::constant(256)},
-       0,
-       0},
-      {"h0",
-       BufferKind::Arena,
-       DType::BF16,
-       {Dim::tokens(), Dim::constant(256)},
-       0,
-       -1},
-      {"h1",
-       BufferKind::Arena,
-       DType::BF16,
-       {Dim::tokens(), Dim::constant(256)},
-       131072,
-       -1},
-      {"kv", BufferKind::KvCache, DType::BF16, {}, 0, -1},
-      {"logits",
-       BufferKind::Output,
-       DType::F32,
-       {Dim::batch(), Dim::constant(512)},
-       0,
-       -1}};
-  p.arenaBytes = 262144;
-  p.launches = {{"embedding", "", {}, {0, 1}, {2}, 0},
-                {"rope_kv_write",
-                 "continuous",
-                 {{"layer", int64_t(0)},
-                  {"theta", 500000.0},
-                  {"pairing", std::string("neox")},
-                  {"slopes", std::vector<double>{0.5, 0.25}},
-                  {"dims", std::vector<int64_t>{8, 2, 32}}},
-                 {2, 4},
-                 {3, 4},
-                 1},
-                {"logits", "", {}, {3, 1}, {5}, 0}};
-  p.events = {{0, 1}, {1, 2}};
-  plan.programs = {p};
-  return plan;
-}
+namespace {
 
 std::string reject(const std::string &bytes) {
   Plan plan;
@@ -113,7 +54,7 @@ TEST_CASE("another format version is rejected with both versions") {
   bytes[8] = 7;
   CHECK(reject(bytes) ==
         "m.splan: error: plan format version 7 is not supported; this build "
-        "reads version 2 (recompile the model with this strata)");
+        "reads version 3 (recompile the model with this strata)");
 }
 
 TEST_CASE("a truncated plan is rejected") {
@@ -156,44 +97,34 @@ TEST_CASE("a payload with a consistent checksum but bad content is "
           "rejected") {
   // Re-sign a damaged payload so that only the decoder can catch it.
   Plan plan = samplePlan();
-  plan.programs[0].launches[1].stream = 5;
+  plan.programs[0].launches[2].stream = 5;
   std::string bytes = serializePlan(plan);
   CHECK(reject(bytes) ==
-        "m.splan: error: plan is invalid: program 'decode': launch 1 "
+        "m.splan: error: plan is invalid: program 'decode': launch 2 "
         "(rope_kv_write) is on stream 5 of 2");
 
   plan = samplePlan();
-  plan.programs[0].buffers[3].arenaOffset = 200000;
+  plan.programs[0].buffers[4].arenaOffset = 400000;
   CHECK_THAT(reject(serializePlan(plan)),
-             Catch::Matchers::Contains("beyond the arena of 262144"));
+             Catch::Matchers::Contains("beyond the arena of 458752"));
 
   // A view (split heads) must share an earlier arena buffer's bytes
-  // exactly; the round trip keeps a good one.
+  // exactly; the sample's own views pass the round trip above.
   plan = samplePlan();
-  Buffer view{"h1.heads", BufferKind::Arena, DType::BF16,
-              {Dim::tokens(), Dim::constant(8), Dim::constant(32)}, 131072,
-              -1};
-  view.viewOf = 3;
-  plan.programs[0].buffers.push_back(view);
-  REQUIRE(validatePlan(plan).empty());
-  {
-    Plan back;
-    std::string error;
-    REQUIRE(deserializePlan(serializePlan(plan), "m.splan", back, error));
-    CHECK(back == plan);
-  }
-  plan.programs[0].buffers.back().arenaOffset = 0;
+  Buffer &view = plan.programs[0].buffers[5];
+  REQUIRE(view.viewOf == 4);
+  view.arenaOffset = 0;
   CHECK_THAT(reject(serializePlan(plan)),
-             Catch::Matchers::Contains("'h1.heads' is a view of 'h1' with "
+             Catch::Matchers::Contains("'qkv.heads' is a view of 'qkv' with "
                                        "another dtype, size or offset"));
-  plan.programs[0].buffers.back().arenaOffset = 131072;
-  plan.programs[0].buffers.back().shape[1] = Dim::constant(4);
+  view.arenaOffset = 131072;
+  view.shape[1] = Dim::constant(4);
   CHECK_THAT(reject(serializePlan(plan)),
              Catch::Matchers::Contains("another dtype, size or offset"));
-  plan.programs[0].buffers.back().shape[1] = Dim::constant(8);
-  plan.programs[0].buffers.back().viewOf = 4; // the KV cache
+  view.shape[1] = Dim::constant(12);
+  view.viewOf = 7; // the KV cache
   CHECK_THAT(reject(serializePlan(plan)),
-             Catch::Matchers::Contains("is a view of buffer 4, which is not "
+             Catch::Matchers::Contains("is a view of buffer 7, which is not "
                                        "an earlier arena buffer of its own"));
 
   plan = samplePlan();
@@ -232,19 +163,69 @@ TEST_CASE("a missing plan file names the path") {
                  "such file or directory");
 }
 
+TEST_CASE("only regular files are read as plans") {
+  Plan plan;
+  std::string error;
+  std::filesystem::path dir = std::filesystem::temp_directory_path();
+  CHECK_FALSE(readPlanFile(dir.string(), plan, error));
+  CHECK(error == dir.string() + ": error: is a directory, not a plan file");
+  std::filesystem::path fifo = dir / "strata-plan-test.fifo";
+  std::filesystem::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // Opening a FIFO would block here until a writer came.
+  CHECK_FALSE(readPlanFile(fifo.string(), plan, error));
+  std::filesystem::remove(fifo);
+  CHECK(error == fifo.string() +
+                     ": error: is a FIFO, not a regular file; give a plan "
+                     "file");
+  // A model file where a plan is expected says what to do with it.
+  std::string yaml = (dir / "strata-plan-test.yaml").string();
+  std::ofstream(yaml) << "format: strata-model/v1\n";
+  CHECK_FALSE(readPlanFile(yaml, plan, error));
+  std::remove(yaml.c_str());
+  CHECK_THAT(error, Catch::Matchers::Contains(
+                        "is a model file, not a plan; compile it with"));
+}
+
+TEST_CASE("a plan names its checkpoint relative to its own folder") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "strata-plan-ckpt";
+  fs::create_directories(dir / "plans");
+  Plan plan = samplePlan();
+  plan.checkpoint = (dir / "ckpt" / "model.safetensors").string();
+  std::string path = (dir / "plans" / "m.splan").string(), error;
+  REQUIRE(writePlanFile(plan, path, error));
+  // Stored relative: the plan and its checkpoint move together.
+  Plan stored;
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  REQUIRE(deserializePlan(bytes, path, stored, error));
+  CHECK(stored.checkpoint == "../ckpt/model.safetensors");
+  Plan back;
+  REQUIRE(readPlanFile(path, back, error));
+  CHECK(fs::path(back.checkpoint).lexically_normal() ==
+        fs::path(plan.checkpoint).lexically_normal());
+  fs::remove_all(dir);
+}
+
 TEST_CASE("inspect lists launches per stream, events, buffers and peak") {
   std::string text = describePlan(samplePlan());
   CHECK_THAT(text, Catch::Matchers::Contains(
-                       "program decode: 3 launches on 2 streams, 2 events, "
-                       "arena peak 256.00 KiB at 256 tokens / 8 sequences"));
+                       "program decode: 5 launches on 2 streams, 2 events, "
+                       "arena peak 448.00 KiB at 256 tokens / 8 sequences"));
   CHECK_THAT(text, Catch::Matchers::Contains(
-                       "#1 rope_kv_write<continuous>(h0, kv) -> (h1, kv) "
-                       "{layer = 0, theta = 500000, pairing = \"neox\", "
-                       "slopes = [0.5, 0.25], dims = [8, 2, 32]}"));
-  CHECK_THAT(text, Catch::Matchers::Contains("wait  event(0 -> 1)"));
-  CHECK_THAT(text, Catch::Matchers::Contains("h1: arena bf16[tokens, 256] "
+                       "#2 rope_kv_write<continuous>(qkv.heads, arg1, kv, "
+                       "seqs) -> (q, kv) {layer = 0, num_q_heads = 8, "
+                       "num_kv_heads = 2, rotary_dim = 32, theta = 500000, "
+                       "pairing = \"neox\", scaling = \"none\"}"));
+  CHECK_THAT(text, Catch::Matchers::Contains("wait  event(1 -> 2)"));
+  CHECK_THAT(text, Catch::Matchers::Contains("qkv: arena bf16[tokens, 384] "
                                              "@131072"));
   CHECK_THAT(text, Catch::Matchers::Contains(
                        "kv cache: 2 layers x 2 kv heads x 32 head dim, "
                        "blocks of 16 tokens, bf16"));
+  CHECK_THAT(text, Catch::Matchers::Contains(
+                       "vocab 512, positions up to 4096"));
+  CHECK_THAT(text, Catch::Matchers::Contains("(random: seed 42, std 0.02)"));
 }
