@@ -6,6 +6,8 @@
 #include "models/SpecReader.h"
 #include "models/YamlReader.h"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -185,9 +187,16 @@ ImportResult importModelString(const std::string &text,
     return r;
   } catch (const ImportError &e) {
     return failure(e.diag);
+  } catch (const YAML::DeepRecursion &e) {
+    // yaml-cpp's own message for this is "bad file".
+    return failure(displayName, e.mark.line + 1, e.mark.column + 1,
+                   "invalid YAML: nesting reaches " +
+                       std::to_string(e.depth()) +
+                       " levels, more than the reader follows; a model file "
+                       "nests a few levels");
   } catch (const YAML::Exception &e) {
-    // Syntax errors (ParserException, DeepRecursion) carry yaml-cpp's
-    // 0-based position; its message without the position prefix.
+    // Syntax errors (ParserException) carry yaml-cpp's 0-based position;
+    // its message without the position prefix.
     if (e.mark.is_null())
       return failure(displayName, 0, 0, "invalid YAML: " + e.msg);
     return failure(displayName, e.mark.line + 1, e.mark.column + 1,
@@ -203,8 +212,16 @@ ImportResult importModelString(const std::string &text,
 ImportResult importModelFile(const std::string &path) {
   try {
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-      return failure(path, 0, 0, "cannot open model file: Is a directory");
+    // Opening a FIFO would block until a writer appears; only regular
+    // files are read.
+    std::filesystem::file_status status = std::filesystem::status(path, ec);
+    if (std::filesystem::is_directory(status))
+      return failure(path, 0, 0, "is a directory, not a model file");
+    if (std::filesystem::exists(status) &&
+        !std::filesystem::is_regular_file(status))
+      return failure(path, 0, 0,
+                     "is not a regular file (a FIFO, socket or device); give "
+                     "a model file");
     std::ifstream in(path, std::ios::binary);
     if (!in)
       return failure(path, 0, 0,
@@ -223,6 +240,14 @@ ImportResult importModelFile(const std::string &path) {
       return failure(path, 0, 0,
                      std::string("cannot read model file: ") +
                          std::strerror(errno));
+    // A compiled plan given where a model is expected: say what to do with
+    // it rather than reporting its first binary byte.
+    if (buffer.str().compare(0, 8, "STRATAPL") == 0)
+      return failure(path, 0, 0,
+                     "is a compiled plan, not a model file; run it with "
+                     "'strata-run " +
+                         path + "' or print it with 'strata inspect " + path +
+                         "'");
     return importModelString(buffer.str(), path);
   } catch (const std::exception &e) {
     return failure(path, 0, 0,

@@ -1,6 +1,7 @@
 #include "models/SpecReader.h"
 
 #include "models/DecaySlopes.h"
+#include "models/ModelLimits.h"
 
 #include <cmath>
 #include <filesystem>
@@ -147,11 +148,14 @@ ModelSpec SpecReader::read(const YAML::Node &root) {
       ctx_.fail(*f, "unsupported dtype '" + d + "'; supported: f32, f16, bf16");
   }
 
-  spec.vocabSize = top.requirePositiveInt("vocab_size");
-  spec.hiddenSize = top.requirePositiveInt("hidden_size");
-  int64_t numLayers = top.requirePositiveInt("num_layers");
-  spec.maxPositionEmbeddings =
-      top.requirePositiveInt("max_position_embeddings");
+  spec.vocabSize =
+      ctx_.positiveInt(top.require("vocab_size"), limits::kMaxVocabSize);
+  spec.hiddenSize =
+      ctx_.positiveInt(top.require("hidden_size"), limits::kMaxHiddenSize);
+  int64_t numLayers =
+      ctx_.positiveInt(top.require("num_layers"), limits::kMaxLayers);
+  spec.maxPositionEmbeddings = ctx_.positiveInt(
+      top.require("max_position_embeddings"), limits::kMaxPositions);
   spec.normEps = top.requirePositiveNumber("norm_eps");
   spec.tieWordEmbeddings = top.optBool("tie_word_embeddings", false);
   if (auto f = top.find("residual")) {
@@ -282,7 +286,7 @@ int64_t SpecReader::readHeadDim(const MapReader &section,
                                 const Field &numHeadsField, int64_t numHeads,
                                 int64_t hiddenSize) {
   if (auto f = section.find("head_dim"))
-    return ctx_.positiveInt(*f);
+    return ctx_.positiveInt(*f, limits::kMaxHeadDim);
   if (hiddenSize % numHeads != 0)
     ctx_.fail(numHeadsField, "'" + numHeadsField.path + "' (" + str(numHeads) +
                                  ") does not divide hidden_size (" +
@@ -298,11 +302,11 @@ void SpecReader::readAttention(const MapReader &top, ModelSpec &spec) {
                 kAttentionHints);
   AttentionSpec &a = spec.attention;
   Field headsField = att.require("num_heads");
-  a.numHeads = ctx_.positiveInt(headsField);
+  a.numHeads = ctx_.positiveInt(headsField, limits::kMaxHeads);
   a.headDim = readHeadDim(att, headsField, a.numHeads, spec.hiddenSize);
   a.numKvHeads = a.numHeads;
   if (auto f = att.find("num_kv_heads")) {
-    a.numKvHeads = ctx_.positiveInt(*f);
+    a.numKvHeads = ctx_.positiveInt(*f, limits::kMaxHeads);
     if (a.numHeads % a.numKvHeads != 0)
       ctx_.fail(*f, "num_kv_heads (" + str(a.numKvHeads) +
                         ") does not divide num_heads (" + str(a.numHeads) +
@@ -317,7 +321,7 @@ void SpecReader::readAttention(const MapReader &top, ModelSpec &spec) {
   int64_t window = 0;
   auto windowField = att.find("sliding_window");
   if (windowField)
-    window = ctx_.positiveInt(*windowField);
+    window = ctx_.positiveInt(*windowField, limits::kMaxPositions);
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layers_[i].kind != LayerKind::SlidingAttention)
       continue;
@@ -403,7 +407,8 @@ void SpecReader::readScaling(const Field &f, RopeScaling &scaling) {
   Field high = sc.require("high_freq_factor");
   scaling.highFreqFactor = ctx_.positiveNumber(high);
   scaling.originalMaxPositionEmbeddings =
-      sc.requirePositiveInt("original_max_position_embeddings");
+      ctx_.positiveInt(sc.require("original_max_position_embeddings"),
+                       limits::kMaxPositions);
   if (!(scaling.highFreqFactor > scaling.lowFreqFactor))
     ctx_.fail(high, "high_freq_factor (" + high.node.Scalar() +
                         ") must be greater than low_freq_factor; the "
@@ -417,7 +422,7 @@ void SpecReader::readLinear(const MapReader &top, ModelSpec &spec) {
                 {{"num_attention_heads", "num_heads"}});
   LinearAttentionSpec &l = spec.linear;
   Field headsField = lin.require("num_heads");
-  l.numHeads = ctx_.positiveInt(headsField);
+  l.numHeads = ctx_.positiveInt(headsField, limits::kMaxHeads);
   l.headDim = readHeadDim(lin, headsField, l.numHeads, spec.hiddenSize);
   l.qkvSilu = lin.optBool("qkv_silu", true);
   l.outputNorm = lin.optBool("output_norm", true);
@@ -430,7 +435,7 @@ void SpecReader::readLinear(const MapReader &top, ModelSpec &spec) {
     l.normEps = ctx_.positiveNumber(*f);
   }
   if (auto f = lin.find("chunk_size"))
-    l.chunkSize = ctx_.positiveInt(*f);
+    l.chunkSize = ctx_.positiveInt(*f, limits::kMaxChunkSize);
   readDecaySlopes(lin.require("decay_slopes"), spec);
 }
 
@@ -503,7 +508,8 @@ void SpecReader::readDecaySlopes(const Field &f, ModelSpec &spec) {
 void SpecReader::readMlp(const MapReader &top, ModelSpec &spec) {
   MapReader mlp(ctx_, top.require("mlp"), {"intermediate_size", "activation"},
                 kMlpHints);
-  spec.mlp.intermediateSize = mlp.requirePositiveInt("intermediate_size");
+  spec.mlp.intermediateSize = ctx_.positiveInt(
+      mlp.require("intermediate_size"), limits::kMaxIntermediateSize);
   if (auto f = mlp.find("activation")) {
     std::string act = ctx_.string(*f);
     if (act != "silu")
@@ -563,8 +569,14 @@ void SpecReader::readWeights(const MapReader &top, ModelSpec &spec) {
                           s->node.Scalar());
       ws.seed = static_cast<uint64_t>(seed);
     }
-    if (auto s = w.find("init_std"))
+    if (auto s = w.find("init_std")) {
       ws.initStd = ctx_.positiveNumber(*s);
+      if (ws.initStd > limits::kMaxInitStd)
+        ctx_.fail(*s, "value " + s->node.Scalar() +
+                          " for 'weights.init_std' is too large; the largest "
+                          "supported value is " +
+                          str(int64_t(limits::kMaxInitStd)));
+    }
     return;
   }
   if (source != "safetensors")

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace strata;
@@ -83,8 +84,27 @@ TEST_CASE("a path that cannot be read as a file", "[models][files]") {
     ImportResult r = importModelFile(dir.string());
     REQUIRE_FALSE(r.ok);
     CHECK(r.diag.line == 0);
+    CHECK(r.diag.message == "is a directory, not a model file");
+  }
+  SECTION("a FIFO, which would block a reader until a writer came") {
+    TempFile f("x");
+    fs::path fifo = fs::path(f.path()).parent_path() / "model-fifo.yaml";
+    fs::remove(fifo);
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    ImportResult r = importModelFile(fifo.string());
+    fs::remove(fifo);
+    REQUIRE_FALSE(r.ok);
     CHECK_THAT(r.diag.message,
-               Catch::Matchers::Contains("cannot open model file"));
+               Catch::Matchers::StartsWith("is not a regular file"));
+  }
+  SECTION("a compiled plan") {
+    TempFile f("model.splan");
+    f.write(std::string("STRATAPL") + std::string(24, '\0'));
+    ImportResult r = importModelFile(f.path());
+    REQUIRE_FALSE(r.ok);
+    CHECK_THAT(r.diag.message,
+               Catch::Matchers::StartsWith("is a compiled plan, not a model "
+                                           "file; run it with 'strata-run"));
   }
   SECTION("no read permission") {
     if (::geteuid() == 0)
