@@ -1,5 +1,8 @@
 #include "runtime/Engine.h"
 
+#include "runtime/MemoryBudget.h"
+#include "runtime/plan/InputFile.h"
+
 #include "runtime/cpu/CpuBackend.h"
 #ifdef STRATA_HAVE_CUDA
 #include "runtime/cuda/CudaBackend.h"
@@ -7,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace strata {
 
@@ -48,6 +52,22 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
     return nullptr;
   }
   const bool cuda = options.device == Device::Cuda;
+  // Without --weights the plan's own: its checkpoint, or random weights from
+  // its seed. A plan that names a checkpoint never falls back to random
+  // weights.
+  const plan::Plan &p = engine->plan_;
+  const std::string weightsPath =
+      options.weightsPath.empty() ? p.checkpoint : options.weightsPath;
+  if (options.weightsPath.empty() && !p.checkpoint.empty()) {
+    uint64_t size = 0;
+    std::string missing =
+        plan::checkRegularFile(p.checkpoint, "checkpoint", size);
+    if (!missing.empty()) {
+      error = missing + " (the model's checkpoint; --weights loads "
+                        "another)";
+      return nullptr;
+    }
+  }
 #ifndef STRATA_HAVE_CUDA
   if (cuda) {
     error = "this build of strata has no CUDA support (nvcc was not found "
@@ -59,9 +79,32 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
   // cheap checks answer first. The CUDA backend draws random weights on the
   // device (the same values, far faster than on the host) and streams a
   // checkpoint tensor by tensor, so the host never holds the whole model.
-  if (!options.weightsPath.empty() && !cuda) {
+  if (!cuda) {
+    // The host holds the weights some launch reads and one arena per
+    // program the engine runs.
+    const std::vector<bool> read = plan::weightsRead(p);
+    uint64_t weightBytes = 0, arenaBytes = 0;
+    for (size_t i = 0; i < p.weights.size(); ++i)
+      if (read[i])
+        weightBytes = saturatingAdd(
+            weightBytes,
+            saturatingMul(uint64_t(plan::numElements(p.weights[i].shape)),
+                          plan::byteWidth(p.weights[i].dtype)));
+    for (const plan::Program *program :
+         {engine->forward_, engine->prefill_, engine->extend_,
+          engine->decode_})
+      if (program)
+        arenaBytes = saturatingAdd(arenaBytes, program->arenaBytes);
+    error = memoryShortfall(
+        "model '" + p.modelName + "'",
+        {{"weights", weightBytes}, {"activations", arenaBytes}},
+        availableHostBytes(), "host memory");
+    if (!error.empty())
+      return nullptr;
+  }
+  if (!weightsPath.empty() && !cuda) {
     auto loaded = WeightStore::fromSafetensors(
-        engine->plan_, options.weightsPath, error, WeightSubset::ReadByLaunches);
+        engine->plan_, weightsPath, error, WeightSubset::ReadByLaunches);
     if (!loaded)
       return nullptr;
     engine->weights_ = std::move(*loaded);
@@ -79,7 +122,7 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
   cudaOptions.graphs = options.cudaGraphs;
   cudaOptions.dependentLaunch = options.cudaDependentLaunch;
   cudaOptions.decodeGemv = options.cudaDecodeGemv;
-  cudaOptions.weightsPath = options.weightsPath;
+  cudaOptions.weightsPath = weightsPath;
   engine->backend_ = createCudaBackend(engine->plan_, cudaOptions, error);
   if (!engine->backend_)
     return nullptr;
@@ -136,15 +179,67 @@ bool Engine::step(std::vector<Sequence *> &batch,
                 in.blockTables.begin() + i * in.maxBlocksPerSeq);
     }
   }
-  if (!backend_->step(*programFor(batch, counts), in, samples, tokens, logits,
-                      error))
+  const plan::Program &program = *programFor(batch, counts);
+  if (!backend_->step(program, in, samples, tokens, logits, error))
     return false;
+  // A non-finite logit means an overflow or a bad weight somewhere in the
+  // step; sampling from it would print a plausible token (argmax of NaNs
+  // is 0) with nothing to say it is wrong.
+  if (logits && !samples.empty()) {
+    const int64_t vocab = plan_.vocabSize;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      const float *row = logits->data() + i * vocab;
+      for (int64_t v = 0; v < vocab; ++v)
+        if (!std::isfinite(row[v])) {
+          error = "step " + std::to_string(stepCount_) + " (" + program.phase +
+                  "): the logits of sequence " +
+                  std::to_string(batch[i]->id) + " are " +
+                  (std::isnan(row[v]) ? "NaN" : "infinite") + " at token " +
+                  std::to_string(v) +
+                  "; STRATA_TRACE=1 prints every launch's output to find "
+                  "where it starts";
+          return false;
+        }
+    }
+  }
+  ++stepCount_;
   for (size_t i = 0; i < batch.size(); ++i) {
     Sequence &s = *batch[i];
     s.position += counts[i];
     s.pending.erase(s.pending.begin(), s.pending.begin() + counts[i]);
   }
   return true;
+}
+
+bool Engine::checkCacheMemory(int64_t blocks, int64_t slots,
+                              std::string &error) const {
+  // The CUDA backend checks device memory itself when it reserves.
+  if (options_.device == Device::Cuda)
+    return true;
+  const plan::KvCacheDesc &kv = plan_.kvCache;
+  const plan::LinearStateDesc &ls = plan_.linearState;
+  auto product = [](std::initializer_list<uint64_t> factors) {
+    uint64_t bytes = 1;
+    for (uint64_t f : factors)
+      bytes = saturatingMul(bytes, f);
+    return bytes;
+  };
+  const uint64_t kvBytes =
+      kv.layers == 0
+          ? 0
+          : product({uint64_t(blocks), uint64_t(2 * kv.layers),
+                     uint64_t(kv.kvHeads), uint64_t(kv.blockSize),
+                     uint64_t(kv.headDim), plan::byteWidth(kv.dtype)});
+  const uint64_t stateBytes =
+      ls.layers == 0 ? 0
+                     : product({uint64_t(slots), uint64_t(ls.layers),
+                                uint64_t(ls.heads), uint64_t(ls.keyDim),
+                                uint64_t(ls.valueDim), uint64_t(4)});
+  error = memoryShortfall(
+      "the KV cache of " + std::to_string(blocks) + " blocks",
+      {{"KV cache", kvBytes}, {"linear-attention states", stateBytes}},
+      availableHostBytes(), "host memory");
+  return error.empty();
 }
 
 bool Engine::generate(const std::vector<GenerationRequest> &requests,
@@ -172,19 +267,40 @@ bool Engine::generate(const std::vector<GenerationRequest> &requests,
       error = "request " + std::to_string(r) + ": " + bad;
       return false;
     }
+    if (req.maxNewTokens < 0 ||
+        int64_t(req.prompt.size()) + req.maxNewTokens > plan_.maxPositions) {
+      error = "request " + std::to_string(r) + ": a prompt of " +
+              std::to_string(req.prompt.size()) + " tokens and " +
+              std::to_string(req.maxNewTokens) +
+              " new tokens exceed the model's " +
+              std::to_string(plan_.maxPositions) + " positions";
+      return false;
+    }
   }
 
   // Storage for this call: enough blocks for every request at full length
   // unless the pool size was given, and one state slot per request.
+  // Every request of the call is live until the end, so together they
+  // need each one's blocks at its full length.
   int64_t blockSize = std::max<int64_t>(1, plan_.kvCache.blockSize);
-  int64_t blocks = options_.kvBlocks;
-  if (blocks == 0)
-    for (const GenerationRequest &req : requests)
-      blocks +=
-          (int64_t(req.prompt.size()) + req.maxNewTokens + blockSize - 1) /
-          blockSize;
-  if (!KvBlockPool::create(std::max<int64_t>(blocks, 1), blockSize, pool_,
-                           error))
+  int64_t needed = 0;
+  for (const GenerationRequest &req : requests)
+    needed += (int64_t(req.prompt.size()) + req.maxNewTokens + blockSize - 1) /
+              blockSize;
+  int64_t blocks = options_.kvBlocks ? options_.kvBlocks : needed;
+  if (plan_.kvCache.layers > 0 && blocks < needed) {
+    error = "the KV pool has " + std::to_string(blocks) +
+            (blocks == 1 ? " block but " : " blocks but ") +
+            std::to_string(requests.size()) + " request" +
+            (requests.size() == 1 ? " needs " : "s need ") +
+            std::to_string(needed) + " blocks of " + std::to_string(blockSize) +
+            " tokens (prompt and new tokens)";
+    return false;
+  }
+  blocks = std::max<int64_t>(blocks, 1);
+  if (!checkCacheMemory(blocks, int64_t(requests.size()), error))
+    return false;
+  if (!KvBlockPool::create(blocks, blockSize, pool_, error))
     return false;
   slots_ = StateSlots(int32_t(requests.size()));
   int64_t maxContext = 1;

@@ -31,7 +31,8 @@ struct EngineOptions {
   /// generate() call.
   int64_t kvBlocks = 0;
   /// A `.safetensors` file or `model.safetensors.index.json` to load the
-  /// weights from; empty for random weights.
+  /// weights from; empty for the plan's own weights (its checkpoint, or
+  /// random weights from its seed).
   std::string weightsPath;
   /// Where the programs run.
   Device device = Device::Cpu;
@@ -110,8 +111,15 @@ private:
   const plan::Program *programFor(const std::vector<Sequence *> &batch,
                                   const std::vector<int64_t> &counts) const;
 
+  /// Whether `blocks` KV blocks and `slots` state slots fit in host
+  /// memory (CPU backend), before they are allocated.
+  bool checkCacheMemory(int64_t blocks, int64_t slots,
+                        std::string &error) const;
+
   plan::Plan plan_;
   EngineOptions options_;
+  /// Steps run so far, for naming a failing step.
+  int64_t stepCount_ = 0;
   WeightStore weights_;
   const plan::Program *forward_ = nullptr, *prefill_ = nullptr,
                       *extend_ = nullptr, *decode_ = nullptr;

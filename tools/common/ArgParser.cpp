@@ -101,6 +101,14 @@ bool ArgParser::parse(const std::vector<std::string> &args) {
                  spec->second.valueName + ")";
         return false;
       }
+      // "--max-new-tokens --prompt-ids 1" forgot the value; taking the
+      // next option as it would only mislead later.
+      if (args[i + 1].size() > 2 && args[i + 1].rfind("--", 0) == 0) {
+        error_ = "option '--" + name + "' expects a value (" +
+                 spec->second.valueName + ") but is followed by the option '" +
+                 args[i + 1] + "'";
+        return false;
+      }
       value = args[++i];
     }
     values_[name] = value;

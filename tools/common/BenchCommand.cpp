@@ -229,11 +229,15 @@ int runBench(const BenchSettings &s, const BenchSource &source,
   options.cudaDecodeGemv = s.decodeGemv;
   // Only token ids are needed; copying logits back would be timed too.
   options.keepLogits = false;
-  options.weightsPath =
-      s.weightsPath.empty() ? source.defaultWeights : s.weightsPath;
-  meta.weights = options.weightsPath.empty()
-                     ? "random (seed " + std::to_string(plan.weightSeed) + ")"
-                     : options.weightsPath;
+  // Without --weights the engine loads the plan's own: its checkpoint, or
+  // random weights from its seed.
+  options.weightsPath = s.weightsPath;
+  meta.weights = !s.weightsPath.empty()     ? s.weightsPath
+                 : !plan.checkpoint.empty() ? plan.checkpoint
+                                            : "random (seed " +
+                                                  std::to_string(
+                                                      plan.weightSeed) +
+                                                  ")";
 
   const int64_t vocab = plan.vocabSize;
   std::string error;

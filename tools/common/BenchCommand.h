@@ -50,9 +50,6 @@ struct BenchSource {
   std::string tool;       ///< "strata bench" or "strata-bench"
   std::string version;    ///< the tool's version
   std::string planSource; ///< "file M.splan", "compiled from M.yaml ..."
-  /// Weights when --weights is absent: a safetensors path, or empty for
-  /// the plan's random weights.
-  std::string defaultWeights;
 };
 
 /// Runs every test and prints the report on stdout. Returns the exit code:

@@ -3,9 +3,12 @@
 #include "runtime/Engine.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
+#include <sys/stat.h>
 
 namespace strata::tools {
 
@@ -18,6 +21,15 @@ namespace {
 bool writeLogits(const std::string &path,
                  const std::vector<GenerationResult> &results,
                  std::string &error) {
+  // JSON has no NaN or infinity. The engine fails a step whose logits are
+  // not finite, so this only guards the file format.
+  for (const GenerationResult &r : results)
+    for (float v : r.lastLogits)
+      if (!std::isfinite(v)) {
+        error = path + ": error: not written: the logits hold a non-finite "
+                       "value";
+        return false;
+      }
   FILE *f = std::fopen(path.c_str(), "w");
   if (!f) {
     error = path + ": error: cannot write logits: " + std::strerror(errno);
@@ -40,6 +52,27 @@ bool writeLogits(const std::string &path,
   return ok;
 }
 
+/// Whether `path` can be written, checked by opening it for appending
+/// (which leaves an existing file as it is); a file this creates is
+/// removed again.
+bool checkWritable(const std::string &path, std::string &error) {
+  struct stat st {};
+  const bool existed = ::stat(path.c_str(), &st) == 0;
+  if (existed && S_ISDIR(st.st_mode)) {
+    error = path + ": error: cannot write logits: Is a directory";
+    return false;
+  }
+  FILE *f = std::fopen(path.c_str(), "a");
+  if (!f) {
+    error = path + ": error: cannot write logits: " + std::strerror(errno);
+    return false;
+  }
+  std::fclose(f);
+  if (!existed)
+    std::remove(path.c_str());
+  return true;
+}
+
 } // namespace
 
 void addRunOptions(ArgParser &parser) {
@@ -57,8 +90,8 @@ void addRunOptions(ArgParser &parser) {
                    "requests)");
   parser.addOption("weights", "PATH",
                    "load the weights from a .safetensors file or a "
-                   "model.safetensors.index.json (default: the model's "
-                   "weights)");
+                   "model.safetensors.index.json (default: the model's own, "
+                   "its checkpoint or random weights from its seed)");
   parser.addOption("device", "cpu|cuda",
                    "where the programs run (default cpu); cuda needs a "
                    "fused plan and a Hopper GPU");
@@ -71,7 +104,7 @@ void addRunOptions(ArgParser &parser) {
 }
 
 int runGeneration(const std::string &tool, const ArgParser &parser,
-                  plan::Plan plan, const std::string &defaultWeights) {
+                  plan::Plan plan) {
   auto usage = [&](const std::string &message) {
     std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
     return 2;
@@ -90,6 +123,10 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
     if (!parseInteger(item, 0, INT32_MAX, id))
       return usage("--prompt-ids expects comma-separated token ids, got '" +
                    item + "' in '" + ids + "'");
+    if (id >= plan.vocabSize)
+      return usage("--prompt-ids: token id " + std::to_string(id) +
+                   " is outside the model's vocabulary (ids 0 to " +
+                   std::to_string(plan.vocabSize - 1) + ")");
     request.prompt.push_back(int32_t(id));
     if (comma == std::string::npos)
       break;
@@ -102,28 +139,39 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
                    parser.get("max-new-tokens") + "'");
     request.maxNewTokens = value;
   }
+  // A sequence's positions run from 0 to prompt + new tokens - 1; the
+  // model's rotary tables and training end at max_position_embeddings.
+  const int64_t length = int64_t(request.prompt.size()) + request.maxNewTokens;
+  if (length > plan.maxPositions)
+    return usage("the prompt (" + std::to_string(request.prompt.size()) +
+                 " tokens) and --max-new-tokens " +
+                 std::to_string(request.maxNewTokens) + " make " +
+                 std::to_string(length) +
+                 " positions, more than the model's max_position_embeddings (" +
+                 std::to_string(plan.maxPositions) + ")");
+  SamplingParams &sampling = request.sampling;
   if (parser.has("temperature") &&
-      !parseNumber(parser.get("temperature"), request.sampling.temperature))
-    return usage("--temperature expects a number, got '" +
+      (!parseNumber(parser.get("temperature"), sampling.temperature) ||
+       sampling.temperature < 0))
+    return usage("--temperature expects a number >= 0 (0: greedy), got '" +
                  parser.get("temperature") + "'");
   if (parser.has("top-k")) {
     if (!parseInteger(parser.get("top-k"), 0, INT32_MAX, value))
-      return usage("--top-k expects an integer >= 0, got '" +
+      return usage("--top-k expects an integer >= 0 (0: off), got '" +
                    parser.get("top-k") + "'");
-    request.sampling.topK = value;
+    sampling.topK = value;
   }
   if (parser.has("top-p") &&
-      !parseNumber(parser.get("top-p"), request.sampling.topP))
-    return usage("--top-p expects a number, got '" + parser.get("top-p") +
-                 "'");
+      (!parseNumber(parser.get("top-p"), sampling.topP) ||
+       !(sampling.topP > 0.0 && sampling.topP <= 1.0)))
+    return usage("--top-p expects a number in (0, 1] (1: off), got '" +
+                 parser.get("top-p") + "'");
   if (parser.has("seed")) {
     if (!parseInteger(parser.get("seed"), 0, INT64_MAX, value))
       return usage("--seed expects an integer >= 0, got '" +
                    parser.get("seed") + "'");
-    request.sampling.seed = uint64_t(value);
+    sampling.seed = uint64_t(value);
   }
-  if (std::string bad = request.sampling.validate(); !bad.empty())
-    return usage(bad);
   int64_t batch = 1;
   if (parser.has("batch") &&
       !parseInteger(parser.get("batch"), 1, 4096, batch))
@@ -132,10 +180,9 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
   EngineOptions options;
   if (parser.has("kv-blocks") &&
       !parseInteger(parser.get("kv-blocks"), 1, INT32_MAX, options.kvBlocks))
-    return usage("--kv-blocks expects a positive integer, got '" +
+    return usage("--kv-blocks expects an integer in [1, 2147483647], got '" +
                  parser.get("kv-blocks") + "'");
-  options.weightsPath =
-      parser.has("weights") ? parser.get("weights") : defaultWeights;
+  options.weightsPath = parser.get("weights");
   if (parser.has("weights") && options.weightsPath.empty())
     return usage("--weights expects a path");
   if (parser.has("device")) {
@@ -158,37 +205,47 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
     return usage("--logits-out needs --max-new-tokens of at least 1 (the "
                  "logits are those of the step that produced the last "
                  "token)");
-
   std::string error;
-  std::unique_ptr<Engine> engine = Engine::create(std::move(plan), options,
-                                                  error);
-  if (!engine) {
-    // Errors about a file (the weights) already read "FILE: error: ...".
-    if (error.find(": error: ") != std::string::npos)
-      std::fprintf(stderr, "%s\n", error.c_str());
-    else
-      std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), error.c_str());
+  // An unwritable output is reported before the generation, not after it.
+  if (!logitsOut.empty() && !checkWritable(logitsOut, error)) {
+    std::fprintf(stderr, "%s\n", error.c_str());
     return 1;
   }
-  std::vector<GenerationRequest> requests(size_t(batch), request);
+
+  auto fail = [&](const std::string &message) {
+    // Errors about a file (the plan, the weights) already read
+    // "FILE: error: ...".
+    if (message.find(": error: ") != std::string::npos)
+      std::fprintf(stderr, "%s\n", message.c_str());
+    else
+      std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
+    return 1;
+  };
   std::vector<GenerationResult> results;
   GenerationTimings timings;
-  if (!engine->generate(requests, results, timings, error)) {
-    std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), error.c_str());
-    return 1;
+  std::string backend;
+  // Sizes are checked against the memory they need before anything is
+  // allocated (Engine); an allocation that fails all the same is still one
+  // message, not an abort.
+  try {
+    std::unique_ptr<Engine> engine =
+        Engine::create(std::move(plan), options, error);
+    if (!engine)
+      return fail(error);
+    std::vector<GenerationRequest> requests(size_t(batch), request);
+    if (!engine->generate(requests, results, timings, error))
+      return fail(error);
+    backend = engine->backendName();
+  } catch (const std::bad_alloc &) {
+    return fail("out of host memory");
   }
   if (!logitsOut.empty()) {
     for (const GenerationResult &r : results)
-      if (r.lastLogits.empty()) {
-        std::fprintf(stderr, "%s: error: the engine kept no logits to write "
-                             "to '%s'\n",
-                     tool.c_str(), logitsOut.c_str());
-        return 1;
-      }
-    if (!writeLogits(logitsOut, results, error)) {
-      std::fprintf(stderr, "%s\n", error.c_str());
-      return 1;
-    }
+      if (r.lastLogits.empty())
+        return fail("the engine kept no logits to write to '" + logitsOut +
+                    "'");
+    if (!writeLogits(logitsOut, results, error))
+      return fail(error);
   }
   for (size_t r = 0; r < results.size(); ++r) {
     if (results.size() > 1)
@@ -213,7 +270,7 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
               timings.decodeSteps
                   ? timings.decodeSeconds * 1e3 / timings.decodeSteps
                   : 0.0,
-              engine->backendName());
+              backend.c_str());
   return 0;
 }
 

@@ -16,11 +16,11 @@ void addRunOptions(ArgParser &parser);
 
 /// Generates with `plan` as the options say and prints the tokens of each
 /// sequence and the time per token. The weights come from --weights when
-/// given, else from `defaultWeights` (a safetensors path; empty: random
-/// weights). Returns the exit code: 2 for a bad option value (message
+/// given, else they are the plan's own (its checkpoint, or random weights
+/// from its seed). Returns the exit code: 2 for a bad option value (message
 /// prefixed by `tool`), 1 when loading the weights or generation fails.
 int runGeneration(const std::string &tool, const ArgParser &parser,
-                  plan::Plan plan, const std::string &defaultWeights = "");
+                  plan::Plan plan);
 
 } // namespace strata::tools
 

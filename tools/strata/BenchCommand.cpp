@@ -49,18 +49,16 @@ int runBenchmark(const std::vector<std::string> &args) {
   PlanLoweringOptions planOptions;
   planOptions.maxBatch = std::max(planOptions.maxBatch, settings.maxBatch());
   planOptions.maxTokens = std::max(planOptions.maxTokens, planOptions.maxBatch);
-  ModelPlan model;
+  plan::Plan plan;
   if (int code = compileModelPlan(modelPath, /*fused=*/true, planOptions,
-                                  model))
+                                  plan))
     return code;
 
   BenchSource source;
   source.tool = "strata bench";
   source.version = STRATA_VERSION;
   source.planSource = "compiled from " + modelPath + " (--emit=fused)";
-  // --weights overrides the model file's checkpoint.
-  source.defaultWeights = model.checkpoint;
-  return runBench(settings, source, std::move(model.plan));
+  return runBench(settings, source, std::move(plan));
 }
 
 } // namespace strata::tools

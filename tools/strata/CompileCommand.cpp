@@ -4,6 +4,7 @@
 #include "codegen/PlanLowering.h"
 #include "passes/Passes.h"
 #include "runtime/plan/PlanFile.h"
+#include "runtime/plan/PlanLimits.h"
 #include "tools/common/ArgParser.h"
 #include "tools/strata/Commands.h"
 #include "tools/strata/ModelPlan.h"
@@ -17,6 +18,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -48,7 +50,9 @@ ArgParser makeCompileParser() {
   parser.addOption("max-tokens", "N",
                    "plan: tokens per step the arena is planned for "
                    "(default 2048)");
-  parser.addOption("max-batch", "N", "plan: sequences per step (default 64)");
+  parser.addOption("max-batch", "N",
+                   "plan: sequences per step (default 64, or --max-tokens "
+                   "when that is smaller)");
   parser.addOption("streams", "N",
                    "plan: CUDA streams the scheduler may use (default 1)");
   parser.addAlias("-o", "output");
@@ -169,8 +173,10 @@ int runCompile(const std::vector<std::string> &args) {
   if (parser.has("block-size")) {
     int64_t blockSize = 0;
     if (!parsePositiveInt(parser.get("block-size"), blockSize) ||
-        (blockSize & (blockSize - 1)) != 0)
-      return usageError("--block-size expects a power of two, got '" +
+        (blockSize & (blockSize - 1)) != 0 ||
+        blockSize > plan::kMaxKvBlockSize)
+      return usageError("--block-size expects a power of two in [1, " +
+                        std::to_string(plan::kMaxKvBlockSize) + "], got '" +
                         parser.get("block-size") + "'");
     options.kvBlockSize = blockSize;
   }
@@ -180,8 +186,8 @@ int runCompile(const std::vector<std::string> &args) {
   PlanLoweringOptions planOptions;
   for (auto [name, value, limit] :
        {std::tuple<const char *, int64_t *, int64_t>{
-            "max-tokens", &planOptions.maxTokens, int64_t(1) << 24},
-        {"max-batch", &planOptions.maxBatch, int64_t(1) << 16}}) {
+            "max-tokens", &planOptions.maxTokens, plan::kMaxTokensLimit},
+        {"max-batch", &planOptions.maxBatch, plan::kMaxBatchLimit}}) {
     if (!parser.has(name))
       continue;
     if (!parsePositiveInt(parser.get(name), *value) || *value > limit)
@@ -196,6 +202,10 @@ int runCompile(const std::vector<std::string> &args) {
                         parser.get("streams") + "'");
     planOptions.numStreams = int(streams);
   }
+  // The default sequences per step follow a smaller --max-tokens down; an
+  // explicit --max-batch above it is a contradiction.
+  if (!parser.has("max-batch"))
+    planOptions.maxBatch = std::min(planOptions.maxBatch, planOptions.maxTokens);
   if (planOptions.maxBatch > planOptions.maxTokens)
     return usageError("--max-batch " + std::to_string(planOptions.maxBatch) +
                       " exceeds --max-tokens " +
@@ -208,6 +218,7 @@ int runCompile(const std::vector<std::string> &args) {
       buildModelModule(modelPath, context, options, spec);
   if (!module)
     return kExitBadInput;
+  DiagnosticPrinter diagnostics(context, modelPath);
 
   if (parser.has("dump-dir")) {
     std::string dir = parser.get("dump-dir");
@@ -243,21 +254,20 @@ int runCompile(const std::vector<std::string> &args) {
     else
       buildFusionPipeline(pm, pipeline);
     if (mlir::failed(pm.run(*module))) {
-      std::fprintf(stderr, "%s: error: the pass pipeline failed\n",
-                   modelPath.c_str());
+      if (!diagnostics.reportedError())
+        std::fprintf(stderr, "%s: error: the pass pipeline failed\n",
+                     modelPath.c_str());
       return kExitBadInput;
     }
   }
 
   if (writePlan) {
-    auto plan = lowerToPlan(*module, planOptions);
-    if (mlir::failed(plan)) {
-      std::fprintf(stderr, "%s: error: could not lower the IR to a plan\n",
-                   modelPath.c_str());
-      return kExitBadInput;
-    }
+    plan::Plan plan;
+    if (int code = lowerModelPlan(*module, spec, modelPath, planOptions,
+                                  diagnostics, plan))
+      return code;
     std::string error;
-    if (!plan::writePlanFile(*plan, outputPath, error)) {
+    if (!plan::writePlanFile(plan, outputPath, error)) {
       std::fprintf(stderr, "%s\n", error.c_str());
       return kExitBadInput;
     }

@@ -3,7 +3,9 @@
 #include "ir/ModelBuilder.h"
 #include "ir/StrataDialect.h"
 #include "models/ModelImporter.h"
+#include "models/ModelLimits.h"
 #include "passes/Passes.h"
+#include "runtime/plan/PlanLimits.h"
 #include "tools/strata/Commands.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -14,6 +16,43 @@
 #include <cstdio>
 
 namespace strata::tools {
+
+// Whatever a model file may say, its plan must load: the model format's
+// bounds stay within the plan's.
+static_assert(limits::kMaxVocabSize == plan::kMaxVocabSize);
+static_assert(limits::kMaxPositions == plan::kMaxPositions);
+static_assert(limits::kMaxLayers == plan::kMaxLayers);
+static_assert(limits::kMaxHeads == plan::kMaxHeads);
+static_assert(limits::kMaxHeadDim == plan::kMaxHeadDim);
+static_assert(limits::kMaxInitStd == plan::kMaxInitStd);
+static_assert(limits::kMaxHiddenSize <= plan::kMaxDimension &&
+              limits::kMaxIntermediateSize * 2 <= plan::kMaxDimension);
+
+DiagnosticPrinter::DiagnosticPrinter(mlir::MLIRContext &context,
+                                     std::string path)
+    : path_(std::move(path)),
+      handler_(&context, [this](mlir::Diagnostic &diag) {
+        const char *severity = "error";
+        switch (diag.getSeverity()) {
+        case mlir::DiagnosticSeverity::Error:
+          ++errors_;
+          break;
+        case mlir::DiagnosticSeverity::Warning:
+          severity = "warning";
+          break;
+        case mlir::DiagnosticSeverity::Note:
+        case mlir::DiagnosticSeverity::Remark:
+          return mlir::success(); // one line per problem
+        }
+        std::string where = path_;
+        if (auto file = diag.getLocation()->findInstanceOf<mlir::FileLineColLoc>())
+          where = file.getFilename().str() + ":" +
+                  std::to_string(file.getLine()) + ":" +
+                  std::to_string(file.getColumn());
+        std::fprintf(stderr, "%s: %s: %s\n", where.c_str(), severity,
+                     diag.str().c_str());
+        return mlir::success();
+      }) {}
 
 mlir::OwningOpRef<mlir::ModuleOp>
 buildModelModule(const std::string &path, mlir::MLIRContext &context,
@@ -28,50 +67,61 @@ buildModelModule(const std::string &path, mlir::MLIRContext &context,
   registerStrataDialect(registry);
   context.appendDialectRegistry(registry);
   context.loadAllAvailableDialects();
+  DiagnosticPrinter diagnostics(context, path);
   auto module = buildForwardModule(context, spec, options);
   if (mlir::failed(module)) {
-    // The builder has reported through the context's diagnostic handler.
-    std::fprintf(stderr, "%s: error: could not build the model's IR\n",
-                 path.c_str());
+    if (!diagnostics.reportedError())
+      std::fprintf(stderr, "%s: error: could not build the model's IR\n",
+                   path.c_str());
     return nullptr;
   }
   if (mlir::failed(mlir::verify(**module))) {
-    std::fprintf(stderr, "%s: error: the built IR does not verify\n",
-                 path.c_str());
+    if (!diagnostics.reportedError())
+      std::fprintf(stderr, "%s: error: the built IR does not verify\n",
+                   path.c_str());
     return nullptr;
   }
   return std::move(*module);
 }
 
+int lowerModelPlan(mlir::ModuleOp module, const ModelSpec &spec,
+                   const std::string &path, const PlanLoweringOptions &options,
+                   const DiagnosticPrinter &diagnostics, plan::Plan &out) {
+  auto plan = lowerToPlan(module, options);
+  if (mlir::failed(plan)) {
+    if (!diagnostics.reportedError())
+      std::fprintf(stderr, "%s: error: could not lower the model to a plan\n",
+                   path.c_str());
+    return kExitBadInput;
+  }
+  out = std::move(*plan);
+  out.checkpoint.clear();
+  if (spec.weights.source == WeightSource::Safetensors)
+    out.checkpoint = spec.weights.path;
+  return kExitOk;
+}
+
 int compileModelPlan(const std::string &path, bool fused,
-                     const PlanLoweringOptions &options, ModelPlan &out) {
+                     const PlanLoweringOptions &options, plan::Plan &out) {
   mlir::MLIRContext context;
   ModelSpec spec;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       buildModelModule(path, context, BuildOptions{}, spec);
   if (!module)
     return kExitBadInput;
+  DiagnosticPrinter diagnostics(context, path);
   if (fused) {
     mlir::PassManager pm(&context);
     pm.enableVerifier(true);
     buildFusionPipeline(pm, FusionPipelineConfig{});
     if (mlir::failed(pm.run(*module))) {
-      std::fprintf(stderr, "%s: error: the pass pipeline failed\n",
-                   path.c_str());
+      if (!diagnostics.reportedError())
+        std::fprintf(stderr, "%s: error: the pass pipeline failed\n",
+                     path.c_str());
       return kExitBadInput;
     }
   }
-  auto plan = lowerToPlan(*module, options);
-  if (mlir::failed(plan)) {
-    std::fprintf(stderr, "%s: error: could not lower the model to a plan\n",
-                 path.c_str());
-    return kExitBadInput;
-  }
-  out.plan = std::move(*plan);
-  out.checkpoint.clear();
-  if (spec.weights.source == WeightSource::Safetensors)
-    out.checkpoint = spec.weights.path;
-  return kExitOk;
+  return lowerModelPlan(*module, spec, path, options, diagnostics, out);
 }
 
 } // namespace strata::tools

@@ -10,6 +10,7 @@
 #include "runtime/plan/Plan.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
@@ -17,11 +18,20 @@
 
 namespace strata::tools {
 
-struct ModelPlan {
-  plan::Plan plan;
-  /// The safetensors checkpoint the model file names (resolved against its
-  /// folder); empty for random weights.
-  std::string checkpoint;
+/// Prints the context's diagnostics the way every tool reports errors, one
+/// line each: "FILE:LINE:COL: error: MESSAGE" where the location has a file
+/// position, else "PATH: error: MESSAGE" with `path` (the model file).
+class DiagnosticPrinter {
+public:
+  DiagnosticPrinter(mlir::MLIRContext &context, std::string path);
+  /// Whether an error has been printed (so a caller need not add a second,
+  /// vaguer line).
+  bool reportedError() const { return errors_ > 0; }
+
+private:
+  std::string path_;
+  int errors_ = 0;
+  mlir::ScopedDiagnosticHandler handler_;
 };
 
 /// Imports `path` and builds its verified generic forward in `context`
@@ -32,12 +42,19 @@ mlir::OwningOpRef<mlir::ModuleOp>
 buildModelModule(const std::string &path, mlir::MLIRContext &context,
                  const BuildOptions &options, ModelSpec &spec);
 
+/// Lowers `module`, built from the model file `path` (imported as `spec`),
+/// to a plan that also names the model's checkpoint. On failure the error
+/// is printed and kExitBadInput returned; 0 on success.
+int lowerModelPlan(mlir::ModuleOp module, const ModelSpec &spec,
+                   const std::string &path, const PlanLoweringOptions &options,
+                   const DiagnosticPrinter &diagnostics, plan::Plan &out);
+
 /// Imports `path`, builds its generic forward, runs the fusion pipeline when
 /// `fused` (the phase programs the CUDA backend runs) and lowers the result
 /// with `options`. On failure the error is printed ("FILE: error: ...") and
 /// the exit code (kExitBadInput) returned; 0 on success.
 int compileModelPlan(const std::string &path, bool fused,
-                     const PlanLoweringOptions &options, ModelPlan &out);
+                     const PlanLoweringOptions &options, plan::Plan &out);
 
 } // namespace strata::tools
 

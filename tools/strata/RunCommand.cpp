@@ -37,12 +37,11 @@ int runRun(const std::vector<std::string> &args) {
   // The CUDA backend runs fused programs only; the CPU runs the generic
   // forward, the reference.
   const bool fused = parser.has("device") && parser.get("device") == "cuda";
-  ModelPlan model;
+  plan::Plan plan;
   if (int code = compileModelPlan(parser.positionals().front(), fused,
-                                  PlanLoweringOptions{}, model))
+                                  PlanLoweringOptions{}, plan))
     return code;
-  return runGeneration("strata run", parser, std::move(model.plan),
-                       model.checkpoint);
+  return runGeneration("strata run", parser, std::move(plan));
 }
 
 } // namespace strata::tools
