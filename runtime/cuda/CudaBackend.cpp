@@ -8,6 +8,7 @@
 #include "kernels/sampling/Sampling.h"
 #include "runtime/LaunchAttrs.h"
 #include "runtime/LaunchTrace.h"
+#include "runtime/MemoryBudget.h"
 #include "runtime/RandomWeights.h"
 #include "runtime/Weights.h"
 
@@ -124,6 +125,30 @@ bool CudaBackend::init(std::string &error) {
   for (auto &[p, program] : programs_)
     if (Status s = program->init(streams_.size()); !s.ok())
       return failed(s);
+
+  // The weights and the arena are the bulk of what init allocates; both
+  // are counted against the device's free memory before either is asked
+  // for, so that a model too large for the device says by how much.
+  {
+    const std::vector<bool> used = plan::weightsRead(plan_);
+    uint64_t weightBytes = 0, arenaBytes = 0;
+    for (size_t i = 0; i < plan_.weights.size(); ++i)
+      if (used[i])
+        weightBytes = saturatingAdd(
+            weightBytes,
+            deviceAlign(saturatingMul(
+                uint64_t(plan::numElements(plan_.weights[i].shape)),
+                plan::byteWidth(plan_.weights[i].dtype))));
+    for (const plan::Program &p : plan_.programs)
+      arenaBytes = std::max<uint64_t>(arenaBytes, p.arenaBytes);
+    if (std::string shortfall = deviceShortfall(
+            "model '" + plan_.modelName + "'",
+            {{"weights", weightBytes}, {"activations", arenaBytes}});
+        !shortfall.empty()) {
+      error = "cuda: " + shortfall;
+      return false;
+    }
+  }
 
   std::string checkpointError;
   if (Status s = uploadWeights(checkpointError); !s.ok()) {
@@ -385,6 +410,34 @@ bool CudaBackend::reserve(int64_t numBlocks, int64_t numSlots,
         !s.ok())
       return failed(s);
     dropGraphs();
+    // The new cache and states replace the old ones, whose memory is freed
+    // first; both are counted before anything is released.
+    {
+      const int64_t blocks = std::max(numBlocks, blocksReserved_);
+      const int64_t slots = std::max(numSlots, slotsReserved_);
+      uint64_t kvBytes = 0, stateBytes = 0;
+      if (kv.layers > 0) {
+        kvBytes = 2 * uint64_t(kv.layers);
+        for (uint64_t f : {uint64_t(blocks), uint64_t(kv.kvHeads),
+                           uint64_t(kv.blockSize), uint64_t(kv.headDim),
+                           plan::byteWidth(kv.dtype)})
+          kvBytes = saturatingMul(kvBytes, f);
+      }
+      if (ls.layers > 0) {
+        stateBytes = 4 * uint64_t(ls.layers);
+        for (uint64_t f : {uint64_t(slots), uint64_t(ls.heads),
+                           uint64_t(ls.keyDim), uint64_t(ls.valueDim)})
+          stateBytes = saturatingMul(stateBytes, f);
+      }
+      if (std::string shortfall = deviceShortfall(
+              "the KV cache of " + std::to_string(blocks) + " blocks",
+              {{"KV cache", kvBytes}, {"linear-attention states", stateBytes}},
+              kv_.bytes() + states_.bytes());
+          !shortfall.empty()) {
+        error = "cuda: " + shortfall;
+        return false;
+      }
+    }
     state_.maxContext = std::max(context, state_.maxContext);
     blocksReserved_ = std::max(numBlocks, blocksReserved_);
     slotsReserved_ = std::max(numSlots, slotsReserved_);
@@ -448,6 +501,19 @@ bool CudaBackend::reserve(int64_t numBlocks, int64_t numSlots,
         !s.ok())
       return failed(s);
   return true;
+}
+
+std::string CudaBackend::deviceShortfall(const std::string &what,
+                                         const std::vector<MemoryNeed> &needs,
+                                         uint64_t releasedFirst) const {
+  size_t freeBytes = 0, totalBytes = 0;
+  if (cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess) {
+    cudaGetLastError();
+    return ""; // the allocations themselves will say what failed
+  }
+  return memoryShortfall(what, needs,
+                         saturatingAdd(uint64_t(freeBytes), releasedFirst),
+                         "device memory");
 }
 
 std::unique_ptr<Backend> createCudaBackend(const plan::Plan &plan,

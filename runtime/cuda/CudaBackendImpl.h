@@ -12,6 +12,7 @@
 #include "kernels/common/Status.h"
 #include "kernels/gemm/Gemm.h"
 #include "kernels/sampling/Sampling.h"
+#include "runtime/MemoryBudget.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/cuda/CudaProgram.h"
 #include "runtime/cuda/DeviceMemory.h"
@@ -89,6 +90,12 @@ private:
   /// set to the loader's message, which names the file; other failures are
   /// CUDA's.
   kernels::Status uploadWeights(std::string &checkpointError);
+  /// Empty when `needs` fit in the device's free memory plus
+  /// `releasedFirst` bytes this backend frees before allocating them; else
+  /// what would be needed and what there is.
+  std::string deviceShortfall(const std::string &what,
+                              const std::vector<MemoryNeed> &needs,
+                              uint64_t releasedFirst = 0) const;
   kernels::Status prepareRopeTables(int64_t rows);
   kernels::Status prepareAttentionWorkspace();
   kernels::Status stage(const StepInputs &in,
