@@ -82,14 +82,7 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
   if (!cuda) {
     // The host holds the weights some launch reads and one arena per
     // program the engine runs.
-    const std::vector<bool> read = plan::weightsRead(p);
-    uint64_t weightBytes = 0, arenaBytes = 0;
-    for (size_t i = 0; i < p.weights.size(); ++i)
-      if (read[i])
-        weightBytes = saturatingAdd(
-            weightBytes,
-            saturatingMul(uint64_t(plan::numElements(p.weights[i].shape)),
-                          plan::byteWidth(p.weights[i].dtype)));
+    uint64_t arenaBytes = 0;
     for (const plan::Program *program :
          {engine->forward_, engine->prefill_, engine->extend_,
           engine->decode_})
@@ -97,7 +90,7 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
         arenaBytes = saturatingAdd(arenaBytes, program->arenaBytes);
     error = memoryShortfall(
         "model '" + p.modelName + "'",
-        {{"weights", weightBytes}, {"activations", arenaBytes}},
+        {{"weights", weightBytesRead(p)}, {"activations", arenaBytes}},
         availableHostBytes(), "host memory");
     if (!error.empty())
       return nullptr;
@@ -216,29 +209,10 @@ bool Engine::checkCacheMemory(int64_t blocks, int64_t slots,
   // The CUDA backend checks device memory itself when it reserves.
   if (options_.device == Device::Cuda)
     return true;
-  const plan::KvCacheDesc &kv = plan_.kvCache;
-  const plan::LinearStateDesc &ls = plan_.linearState;
-  auto product = [](std::initializer_list<uint64_t> factors) {
-    uint64_t bytes = 1;
-    for (uint64_t f : factors)
-      bytes = saturatingMul(bytes, f);
-    return bytes;
-  };
-  const uint64_t kvBytes =
-      kv.layers == 0
-          ? 0
-          : product({uint64_t(blocks), uint64_t(2 * kv.layers),
-                     uint64_t(kv.kvHeads), uint64_t(kv.blockSize),
-                     uint64_t(kv.headDim), plan::byteWidth(kv.dtype)});
-  const uint64_t stateBytes =
-      ls.layers == 0 ? 0
-                     : product({uint64_t(slots), uint64_t(ls.layers),
-                                uint64_t(ls.heads), uint64_t(ls.keyDim),
-                                uint64_t(ls.valueDim), uint64_t(4)});
-  error = memoryShortfall(
-      "the KV cache of " + std::to_string(blocks) + " blocks",
-      {{"KV cache", kvBytes}, {"linear-attention states", stateBytes}},
-      availableHostBytes(), "host memory");
+  error = memoryShortfall("the KV cache of " + std::to_string(blocks) +
+                              " blocks",
+                          cacheNeeds(plan_, blocks, slots),
+                          availableHostBytes(), "host memory");
   return error.empty();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
 #include <sys/resource.h>
@@ -60,6 +61,43 @@ uint64_t saturatingMul(uint64_t a, uint64_t b) {
 
 uint64_t saturatingAdd(uint64_t a, uint64_t b) {
   return a > kUnknown - b ? kUnknown : a + b;
+}
+
+uint64_t weightBytesRead(const plan::Plan &plan) {
+  const std::vector<bool> read = plan::weightsRead(plan);
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < plan.weights.size(); ++i)
+    if (read[i])
+      bytes = saturatingAdd(
+          bytes,
+          saturatingMul(uint64_t(plan::numElements(plan.weights[i].shape)),
+                        plan::byteWidth(plan.weights[i].dtype)));
+  return bytes;
+}
+
+std::vector<MemoryNeed> cacheNeeds(const plan::Plan &plan, int64_t blocks,
+                                   int64_t slots) {
+  auto product = [](std::initializer_list<uint64_t> factors) {
+    uint64_t bytes = 1;
+    for (uint64_t f : factors)
+      bytes = saturatingMul(bytes, f);
+    return bytes;
+  };
+  const plan::KvCacheDesc &kv = plan.kvCache;
+  const plan::LinearStateDesc &ls = plan.linearState;
+  // K and V of every layer, block by block; fp32 states.
+  const uint64_t kvBytes =
+      kv.layers == 0
+          ? 0
+          : product({uint64_t(blocks), 2, uint64_t(kv.layers),
+                     uint64_t(kv.kvHeads), uint64_t(kv.blockSize),
+                     uint64_t(kv.headDim), plan::byteWidth(kv.dtype)});
+  const uint64_t stateBytes =
+      ls.layers == 0
+          ? 0
+          : product({uint64_t(slots), uint64_t(ls.layers), uint64_t(ls.heads),
+                     uint64_t(ls.keyDim), uint64_t(ls.valueDim), 4});
+  return {{"KV cache", kvBytes}, {"linear-attention states", stateBytes}};
 }
 
 uint64_t availableHostBytes() {

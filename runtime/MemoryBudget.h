@@ -5,6 +5,8 @@
 #ifndef STRATA_RUNTIME_MEMORYBUDGET_H
 #define STRATA_RUNTIME_MEMORYBUDGET_H
 
+#include "runtime/plan/Plan.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +32,14 @@ std::string formatBytes(uint64_t bytes);
 std::string memoryShortfall(const std::string &what,
                             const std::vector<MemoryNeed> &needs,
                             uint64_t available, const std::string &memory);
+
+/// Bytes of the weights some launch of `plan` reads: what a backend holds.
+uint64_t weightBytesRead(const plan::Plan &plan);
+
+/// The KV cache of `blocks` blocks and the linear-attention states of
+/// `slots` slots of `plan`'s model (zero bytes for what it does not have).
+std::vector<MemoryNeed> cacheNeeds(const plan::Plan &plan, int64_t blocks,
+                                   int64_t slots);
 
 /// Saturating arithmetic for sizes computed from plan dimensions.
 uint64_t saturatingMul(uint64_t a, uint64_t b);

@@ -130,20 +130,12 @@ bool CudaBackend::init(std::string &error) {
   // are counted against the device's free memory before either is asked
   // for, so that a model too large for the device says by how much.
   {
-    const std::vector<bool> used = plan::weightsRead(plan_);
-    uint64_t weightBytes = 0, arenaBytes = 0;
-    for (size_t i = 0; i < plan_.weights.size(); ++i)
-      if (used[i])
-        weightBytes = saturatingAdd(
-            weightBytes,
-            deviceAlign(saturatingMul(
-                uint64_t(plan::numElements(plan_.weights[i].shape)),
-                plan::byteWidth(plan_.weights[i].dtype))));
+    uint64_t arenaBytes = 0;
     for (const plan::Program &p : plan_.programs)
       arenaBytes = std::max<uint64_t>(arenaBytes, p.arenaBytes);
     if (std::string shortfall = deviceShortfall(
             "model '" + plan_.modelName + "'",
-            {{"weights", weightBytes}, {"activations", arenaBytes}});
+            {{"weights", weightBytesRead(plan_)}, {"activations", arenaBytes}});
         !shortfall.empty()) {
       error = "cuda: " + shortfall;
       return false;
@@ -415,24 +407,9 @@ bool CudaBackend::reserve(int64_t numBlocks, int64_t numSlots,
     {
       const int64_t blocks = std::max(numBlocks, blocksReserved_);
       const int64_t slots = std::max(numSlots, slotsReserved_);
-      uint64_t kvBytes = 0, stateBytes = 0;
-      if (kv.layers > 0) {
-        kvBytes = 2 * uint64_t(kv.layers);
-        for (uint64_t f : {uint64_t(blocks), uint64_t(kv.kvHeads),
-                           uint64_t(kv.blockSize), uint64_t(kv.headDim),
-                           plan::byteWidth(kv.dtype)})
-          kvBytes = saturatingMul(kvBytes, f);
-      }
-      if (ls.layers > 0) {
-        stateBytes = 4 * uint64_t(ls.layers);
-        for (uint64_t f : {uint64_t(slots), uint64_t(ls.heads),
-                           uint64_t(ls.keyDim), uint64_t(ls.valueDim)})
-          stateBytes = saturatingMul(stateBytes, f);
-      }
       if (std::string shortfall = deviceShortfall(
               "the KV cache of " + std::to_string(blocks) + " blocks",
-              {{"KV cache", kvBytes}, {"linear-attention states", stateBytes}},
-              kv_.bytes() + states_.bytes());
+              cacheNeeds(plan_, blocks, slots), kv_.bytes() + states_.bytes());
           !shortfall.empty()) {
         error = "cuda: " + shortfall;
         return false;

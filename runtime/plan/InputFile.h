@@ -19,8 +19,7 @@ std::string checkRegularFile(const std::string &path, const char *what,
 
 /// Reads `path`, a regular file of at most `maxBytes`, into `bytes`.
 bool readRegularFile(const std::string &path, const char *what,
-                     uint64_t maxBytes, std::string &bytes,
-                     std::string &error);
+                     uint64_t maxBytes, std::string &bytes, std::string &error);
 
 } // namespace strata::plan
 

@@ -126,8 +126,8 @@ public:
     if (!ok())
       return false;
     bool isTokens = b.kind == BufferKind::Input && b.shape.size() == 1;
-    bool nameOk = named ? b.name == argName
-                        : b.name != "arg0" && b.name != "arg1";
+    bool nameOk =
+        named ? b.name == argName : b.name != "arg0" && b.name != "arg1";
     if (!isTokens || !nameOk)
       return fail(name(b) + " is not the step's " + what);
     return true;
@@ -154,8 +154,7 @@ public:
         return &a;
     return nullptr;
   }
-  int64_t intAttr(const char *n, int64_t lo, int64_t hi,
-                  bool required = true) {
+  int64_t intAttr(const char *n, int64_t lo, int64_t hi, bool required = true) {
     const Attr *a = attr(n);
     if (!ok() || (!a && !required))
       return lo;
@@ -406,13 +405,14 @@ void checkLogits(Contract &c) {
     return;
   c.dimIs(c.in(1), 0, plan.vocabSize, "the vocabulary");
   c.dimIs(c.in(1), 1, c.dim(c.in(0), 1), "the hidden size");
-  const bool all = c.intAttr("all_tokens", 0, 1, false) == 1 &&
-                   c.attr("all_tokens");
+  const bool all =
+      c.intAttr("all_tokens", 0, 1, false) == 1 && c.attr("all_tokens");
   const Dim rows = all ? Dim::tokens() : Dim::batch();
   if (c.ok() && c.out(0).shape[0] != rows)
-    c.fail("its output has a row per " +
-           std::string(c.out(0).shape[0] == Dim::tokens() ? "token" : "sequence") +
-           " but the launch computes one per " + (all ? "token" : "sequence"));
+    c.fail(
+        "its output has a row per " +
+        std::string(c.out(0).shape[0] == Dim::tokens() ? "token" : "sequence") +
+        " but the launch computes one per " + (all ? "token" : "sequence"));
 }
 
 void check(Contract &c) {
@@ -421,7 +421,8 @@ void check(Contract &c) {
   const std::string &k = l.kernel;
   const bool noVariant = l.variant.empty();
   if (k == "embedding" && noVariant) {
-    if (c.operands(2, 2, 1) && c.tokenInput(c.in(0), "token ids", true, "arg0") &&
+    if (c.operands(2, 2, 1) &&
+        c.tokenInput(c.in(0), "token ids", true, "arg0") &&
         c.weight(c.in(1), 2) && c.activation(c.out(0), 2) &&
         c.dimIs(c.in(1), 0, plan.vocabSize, "the vocabulary"))
       c.dimIs(c.out(0), 1, c.dim(c.in(1), 1), "the table's width");

@@ -453,8 +453,8 @@ bool writePlanFile(const Plan &plan, const std::string &path,
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   std::string bytes = serializePlan(stored);
   if (!out || !out.write(bytes.data(), bytes.size()) || !out.flush()) {
-    error = path + ": error: cannot write the plan file: " +
-            std::strerror(errno);
+    error =
+        path + ": error: cannot write the plan file: " + std::strerror(errno);
     return false;
   }
   return true;
@@ -469,8 +469,9 @@ bool readPlanFile(const std::string &path, Plan &plan, std::string &error) {
   const std::string ext = fs::path(path).extension().string();
   if ((ext == ".yaml" || ext == ".yml") &&
       (bytes.size() < 8 || std::memcmp(bytes.data(), kMagic, 8) != 0)) {
-    error = path + ": error: is a model file, not a plan; compile it with "
-                   "'strata compile " +
+    error = path +
+            ": error: is a model file, not a plan; compile it with "
+            "'strata compile " +
             path + " -o MODEL.splan' or run it with 'strata run'";
     return false;
   }

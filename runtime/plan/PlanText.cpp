@@ -137,8 +137,8 @@ std::string describePlan(const Plan &plan) {
   os << "weights: " << plan.weights.size() << " tensors, "
      << formatBytes(weightBytes);
   if (plan.checkpoint.empty())
-    os << " (random: seed " << plan.weightSeed << ", std "
-       << plan.weightInitStd << ")\n";
+    os << " (random: seed " << plan.weightSeed << ", std " << plan.weightInitStd
+       << ")\n";
   else
     os << " (checkpoint " << plan.checkpoint << ")\n";
   for (const Program &p : plan.programs)

@@ -22,8 +22,7 @@ std::string outside(const std::string &what, int64_t v, int64_t lo,
                     int64_t hi) {
   if (v >= lo && v <= hi)
     return "";
-  return what + " " + str(v) + " is outside [" + str(lo) + ", " + str(hi) +
-         "]";
+  return what + " " + str(v) + " is outside [" + str(lo) + ", " + str(hi) + "]";
 }
 
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
@@ -48,9 +47,8 @@ std::string validateHeader(const Plan &plan) {
       !bad.empty())
     return bad;
   if (kv.layers > 0) {
-    for (std::string bad :
-         {outside("KV heads", kv.kvHeads, 1, kMaxHeads),
-          outside("KV head dim", kv.headDim, 1, kMaxHeadDim)})
+    for (std::string bad : {outside("KV heads", kv.kvHeads, 1, kMaxHeads),
+                            outside("KV head dim", kv.headDim, 1, kMaxHeadDim)})
       if (!bad.empty())
         return bad;
     if (!isPowerOfTwo(kv.blockSize) || kv.blockSize > kMaxKvBlockSize)
@@ -88,9 +86,9 @@ std::string validateWeight(const Weight &w) {
     return "weight '" + w.name + "' has more than " + str(kMaxElements) +
            " elements";
   if (w.packedRows.size() != w.packedFrom.size())
-    return "weight '" + w.name + "' lists " + str(int64_t(w.packedFrom.size())) +
-           " packed sources but " + str(int64_t(w.packedRows.size())) +
-           " row counts";
+    return "weight '" + w.name + "' lists " +
+           str(int64_t(w.packedFrom.size())) + " packed sources but " +
+           str(int64_t(w.packedRows.size())) + " row counts";
   if (!w.packedFrom.empty()) {
     int64_t rows = 0;
     for (int64_t r : w.packedRows) {
@@ -132,9 +130,8 @@ std::string validateBuffer(const Plan &plan, const Program &p, int32_t i) {
   case BufferKind::Arena: {
     const uint64_t bytes = uint64_t(elements) * byteWidth(b.dtype);
     if (b.arenaOffset > p.arenaBytes || bytes > p.arenaBytes - b.arenaOffset)
-      return name + " ends at byte " +
-             std::to_string(b.arenaOffset + bytes) + ", beyond the arena of " +
-             std::to_string(p.arenaBytes);
+      return name + " ends at byte " + std::to_string(b.arenaOffset + bytes) +
+             ", beyond the arena of " + std::to_string(p.arenaBytes);
     if (b.viewOf == -1)
       return "";
     if (b.viewOf < 0 || b.viewOf >= i ||
@@ -221,8 +218,7 @@ std::string validateProgram(const Plan &plan, const Program &p) {
                         "one f32 output");
   for (int32_t i = 0; i < numLaunches; ++i) {
     const Launch &l = p.launches[size_t(i)];
-    const std::string launch =
-        "launch " + str(i) + " (" + l.kernel + ")";
+    const std::string launch = "launch " + str(i) + " (" + l.kernel + ")";
     if (l.stream < 0 || l.stream >= p.numStreams)
       return where(p, launch + " is on stream " + str(l.stream) + " of " +
                           str(p.numStreams));

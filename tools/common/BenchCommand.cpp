@@ -232,12 +232,10 @@ int runBench(const BenchSettings &s, const BenchSource &source,
   // Without --weights the engine loads the plan's own: its checkpoint, or
   // random weights from its seed.
   options.weightsPath = s.weightsPath;
-  meta.weights = !s.weightsPath.empty()     ? s.weightsPath
-                 : !plan.checkpoint.empty() ? plan.checkpoint
-                                            : "random (seed " +
-                                                  std::to_string(
-                                                      plan.weightSeed) +
-                                                  ")";
+  meta.weights = !s.weightsPath.empty() ? s.weightsPath
+                 : !plan.checkpoint.empty()
+                     ? plan.checkpoint
+                     : "random (seed " + std::to_string(plan.weightSeed) + ")";
 
   const int64_t vocab = plan.vocabSize;
   std::string error;

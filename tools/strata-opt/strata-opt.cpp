@@ -42,9 +42,9 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   static cl::opt<std::string> inputFilename(
       cl::Positional, cl::desc("<input file>"), cl::init("-"));
-  static cl::opt<std::string> outputFilename(
-      "o", cl::desc("Output filename"), cl::value_desc("filename"),
-      cl::init("-"));
+  static cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),
+                                             cl::value_desc("filename"),
+                                             cl::init("-"));
   static cl::opt<bool> splitInputFile(
       "split-input-file",
       cl::desc("Split the input file into pieces and process each chunk "
@@ -54,7 +54,8 @@ int main(int argc, char **argv) {
       cl::desc("Check that emitted diagnostics match expected-* lines on "
                "the corresponding line"));
   static cl::opt<bool> verifyPasses(
-      "verify-each", cl::desc("Run the verifier after each transformation pass"),
+      "verify-each",
+      cl::desc("Run the verifier after each transformation pass"),
       cl::init(true));
   static cl::opt<bool> allowUnregisteredDialects(
       "allow-unregistered-dialect",
@@ -102,8 +103,8 @@ int main(int argc, char **argv) {
   bool badPipeline = false;
   auto buildPipeline = [&](mlir::PassManager &pm) {
     bool reported = false;
-    if (mlir::succeeded(passPipeline.addToPipeline(
-            pm, [&](const llvm::Twine &message) {
+    if (mlir::succeeded(
+            passPipeline.addToPipeline(pm, [&](const llvm::Twine &message) {
               llvm::errs() << "strata-opt: error: " << message << "\n";
               reported = true;
               return mlir::failure();

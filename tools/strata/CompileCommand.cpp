@@ -173,8 +173,7 @@ int runCompile(const std::vector<std::string> &args) {
   if (parser.has("block-size")) {
     int64_t blockSize = 0;
     if (!parsePositiveInt(parser.get("block-size"), blockSize) ||
-        (blockSize & (blockSize - 1)) != 0 ||
-        blockSize > plan::kMaxKvBlockSize)
+        (blockSize & (blockSize - 1)) != 0 || blockSize > plan::kMaxKvBlockSize)
       return usageError("--block-size expects a power of two in [1, " +
                         std::to_string(plan::kMaxKvBlockSize) + "], got '" +
                         parser.get("block-size") + "'");
@@ -205,7 +204,8 @@ int runCompile(const std::vector<std::string> &args) {
   // The default sequences per step follow a smaller --max-tokens down; an
   // explicit --max-batch above it is a contradiction.
   if (!parser.has("max-batch"))
-    planOptions.maxBatch = std::min(planOptions.maxBatch, planOptions.maxTokens);
+    planOptions.maxBatch =
+        std::min(planOptions.maxBatch, planOptions.maxTokens);
   if (planOptions.maxBatch > planOptions.maxTokens)
     return usageError("--max-batch " + std::to_string(planOptions.maxBatch) +
                       " exceeds --max-tokens " +

@@ -45,7 +45,8 @@ DiagnosticPrinter::DiagnosticPrinter(mlir::MLIRContext &context,
           return mlir::success(); // one line per problem
         }
         std::string where = path_;
-        if (auto file = diag.getLocation()->findInstanceOf<mlir::FileLineColLoc>())
+        if (auto file =
+                diag.getLocation()->findInstanceOf<mlir::FileLineColLoc>())
           where = file.getFilename().str() + ":" +
                   std::to_string(file.getLine()) + ":" +
                   std::to_string(file.getColumn());
@@ -54,9 +55,10 @@ DiagnosticPrinter::DiagnosticPrinter(mlir::MLIRContext &context,
         return mlir::success();
       }) {}
 
-mlir::OwningOpRef<mlir::ModuleOp>
-buildModelModule(const std::string &path, mlir::MLIRContext &context,
-                 const BuildOptions &options, ModelSpec &spec) {
+mlir::OwningOpRef<mlir::ModuleOp> buildModelModule(const std::string &path,
+                                                   mlir::MLIRContext &context,
+                                                   const BuildOptions &options,
+                                                   ModelSpec &spec) {
   ImportResult imported = importModelFile(path);
   if (!imported.ok) {
     std::fprintf(stderr, "%s\n", imported.diag.str().c_str());

@@ -38,9 +38,10 @@ private:
 /// (the strata dialect is registered and loaded there); `spec` receives the
 /// imported model. On failure the error is printed ("FILE: error: ...") and
 /// the module is null.
-mlir::OwningOpRef<mlir::ModuleOp>
-buildModelModule(const std::string &path, mlir::MLIRContext &context,
-                 const BuildOptions &options, ModelSpec &spec);
+mlir::OwningOpRef<mlir::ModuleOp> buildModelModule(const std::string &path,
+                                                   mlir::MLIRContext &context,
+                                                   const BuildOptions &options,
+                                                   ModelSpec &spec);
 
 /// Lowers `module`, built from the model file `path` (imported as `spec`),
 /// to a plan that also names the model's checkpoint. On failure the error

@@ -182,8 +182,8 @@ TEST_CASE("generation errors are named") {
   CHECK(error == "the KV pool has 1 block but 1 request needs 2 blocks of "
                  "16 tokens (prompt and new tokens)");
   // Positions beyond the model's max_position_embeddings (2048).
-  CHECK_FALSE(engine->generate({greedy(prompt(2000, 1), 49)}, results, timings,
-                               error));
+  CHECK_FALSE(
+      engine->generate({greedy(prompt(2000, 1), 49)}, results, timings, error));
   CHECK(error == "request 0: a prompt of 2000 tokens and 49 new tokens exceed "
                  "the model's 2048 positions");
 }

@@ -22,8 +22,15 @@ void mutate(plan::Plan &plan, std::mt19937_64 &rng) {
     return size_t(std::uniform_int_distribution<size_t>(0, n - 1)(rng));
   };
   auto nearby = [&](int64_t v) -> int64_t {
-    const int64_t choices[] = {0, -1, 1, v - 1, v + 1, 2 * v, v / 2,
-                               int64_t(1) << 31, int64_t(1) << 62};
+    const int64_t choices[] = {0,
+                               -1,
+                               1,
+                               v - 1,
+                               v + 1,
+                               2 * v,
+                               v / 2,
+                               int64_t(1) << 31,
+                               int64_t(1) << 62};
     return choices[pick(sizeof choices / sizeof choices[0])];
   };
   plan::Program &p = plan.programs[pick(plan.programs.size())];
@@ -40,8 +47,8 @@ void mutate(plan::Plan &plan, std::mt19937_64 &rng) {
     break;
   case 2: { // an operand
     plan::Launch &l = p.launches[pick(p.launches.size())];
-    std::vector<int32_t> &list = rng() % 2 || l.outputs.empty() ? l.inputs
-                                                                : l.outputs;
+    std::vector<int32_t> &list =
+        rng() % 2 || l.outputs.empty() ? l.inputs : l.outputs;
     list[pick(list.size())] = int32_t(pick(p.buffers.size()));
     break;
   }

@@ -35,8 +35,8 @@ TEST_CASE("a weight buffer that no longer fits its weight is refused") {
         "(bf16, 2 dimensions, first 384)");
   plan = samplePlan();
   plan.programs[0].buffers[1].dtype = DType::F16;
-  CHECK_THAT(loadError(plan), Catch::Matchers::Contains(
-                                  "buffer 'embed' does not match weight"));
+  CHECK_THAT(loadError(plan),
+             Catch::Matchers::Contains("buffer 'embed' does not match weight"));
 }
 
 TEST_CASE("counts and sizes beyond the plan limits are refused before any "
@@ -52,8 +52,8 @@ TEST_CASE("counts and sizes beyond the plan limits are refused before any "
                                        "in [1, 4096], got 65536"));
   plan = samplePlan();
   plan.limits.maxTokens = int64_t(1) << 40;
-  CHECK_THAT(loadError(plan), Catch::Matchers::Contains(
-                                  "max tokens 1099511627776 is outside"));
+  CHECK_THAT(loadError(plan),
+             Catch::Matchers::Contains("max tokens 1099511627776 is outside"));
   plan = samplePlan();
   plan.weights[0].shape = {int64_t(1) << 30, 256};
   CHECK_THAT(loadError(plan),
@@ -62,8 +62,7 @@ TEST_CASE("counts and sizes beyond the plan limits are refused before any "
   plan = samplePlan();
   plan.programs[0].arenaBytes = ~uint64_t(0);
   plan.programs[0].buffers[4].arenaOffset = ~uint64_t(0) - 10;
-  CHECK_THAT(loadError(plan), Catch::Matchers::Contains(
-                                  "'qkv' ends at byte"));
+  CHECK_THAT(loadError(plan), Catch::Matchers::Contains("'qkv' ends at byte"));
   plan = samplePlan();
   plan.maxPositions = 0;
   CHECK_THAT(loadError(plan),
@@ -98,10 +97,9 @@ TEST_CASE("each launch's operands must fit its kernel") {
                                        "attribute 'layer' is 2, outside [0, "
                                        "1]"));
   // An attribute a kernel reads is missing, or has another type.
-  CHECK_THAT(launchError([](Plan &p) {
-               p.programs[0].launches[3].attrs.pop_back();
-             }),
-             Catch::Matchers::Contains("missing attribute 'scale'"));
+  CHECK_THAT(
+      launchError([](Plan &p) { p.programs[0].launches[3].attrs.pop_back(); }),
+      Catch::Matchers::Contains("missing attribute 'scale'"));
   CHECK_THAT(launchError([](Plan &p) {
                p.programs[0].launches[2].attrs[4].value = std::string("x");
              }),
@@ -114,37 +112,32 @@ TEST_CASE("each launch's operands must fit its kernel") {
              Catch::Matchers::Contains("dimension 0 should be 500 (the "
                                        "vocabulary)"));
   // Operand counts, kernels and variants the runtime does not have.
-  CHECK_THAT(launchError([](Plan &p) {
-               p.programs[0].launches[4].inputs.pop_back();
-             }),
-             Catch::Matchers::Contains("launch 4 (logits): takes 3 inputs, "
-                                       "has 2"));
-  CHECK_THAT(launchError([](Plan &p) {
-               p.programs[0].launches[1].kernel = "gemm";
-             }),
-             Catch::Matchers::Contains("launch 1 (gemm): unknown kernel"));
+  CHECK_THAT(
+      launchError([](Plan &p) { p.programs[0].launches[4].inputs.pop_back(); }),
+      Catch::Matchers::Contains("launch 4 (logits): takes 3 inputs, "
+                                "has 2"));
+  CHECK_THAT(
+      launchError([](Plan &p) { p.programs[0].launches[1].kernel = "gemm"; }),
+      Catch::Matchers::Contains("launch 1 (gemm): unknown kernel"));
   CHECK_THAT(launchError([](Plan &p) {
                p.programs[0].launches[2].variant = "sideways";
              }),
              Catch::Matchers::Contains("variant 'sideways' is not packed, "
                                        "continuous or tree"));
   // Token ids where positions belong, and a write into a weight.
-  CHECK_THAT(launchError([](Plan &p) {
-               p.programs[0].launches[2].inputs[1] = 0;
-             }),
-             Catch::Matchers::Contains("input 'arg0' is not the step's "
-                                       "positions"));
-  CHECK_THAT(launchError([](Plan &p) {
-               p.programs[0].launches[1].outputs[0] = 3;
-             }),
-             Catch::Matchers::Contains("launch 1 (linear) writes weight "
-                                       "buffer 'qkv_w'"));
+  CHECK_THAT(
+      launchError([](Plan &p) { p.programs[0].launches[2].inputs[1] = 0; }),
+      Catch::Matchers::Contains("input 'arg0' is not the step's "
+                                "positions"));
+  CHECK_THAT(
+      launchError([](Plan &p) { p.programs[0].launches[1].outputs[0] = 3; }),
+      Catch::Matchers::Contains("launch 1 (linear) writes weight "
+                                "buffer 'qkv_w'"));
   // Storage types mixed within one launch.
-  CHECK_THAT(launchError([](Plan &p) {
-               p.programs[0].buffers[2].dtype = DType::F16;
-             }),
-             Catch::Matchers::Contains("is f16 where the launch's other "
-                                       "tensors are bf16"));
+  CHECK_THAT(
+      launchError([](Plan &p) { p.programs[0].buffers[2].dtype = DType::F16; }),
+      Catch::Matchers::Contains("is f16 where the launch's other "
+                                "tensors are bf16"));
 }
 
 TEST_CASE("a program returns exactly one logits output") {
@@ -155,6 +148,6 @@ TEST_CASE("a program returns exactly one logits output") {
                                   "logits as the one f32 output"));
   plan = samplePlan();
   plan.programs[0].phase = "train";
-  CHECK_THAT(loadError(plan), Catch::Matchers::Contains(
-                                  "unknown program 'train'"));
+  CHECK_THAT(loadError(plan),
+             Catch::Matchers::Contains("unknown program 'train'"));
 }
