@@ -10,6 +10,7 @@
 #include "runtime/LaunchTrace.h"
 #include "runtime/RandomWeights.h"
 #include "runtime/Weights.h"
+#include "runtime/cuda/CudaPlanCheck.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -453,6 +454,12 @@ bool CudaBackend::reserve(int64_t numBlocks, int64_t numSlots,
 std::unique_ptr<Backend> createCudaBackend(const plan::Plan &plan,
                                            const CudaBackendOptions &options,
                                            std::string &error) {
+  // Before the backend exists, which touches the device even when it is
+  // destroyed: the message then reads the same on a machine without a GPU.
+  if (std::string refusal = cudaDTypeRefusal(plan); !refusal.empty()) {
+    error = "cuda: " + refusal;
+    return nullptr;
+  }
   auto backend = std::make_unique<CudaBackend>(plan, options);
   if (!backend->init(error))
     return nullptr;
