@@ -68,6 +68,16 @@ kernels::ActDType activationType(const plan::Program &program,
       if (t == plan::DType::BF16)
         return kernels::ActDType::BF16;
     }
+  // An f32 model's launches touch no 16-bit tensor. The fp32 linear state
+  // and logits do not decide: 16-bit models have them too.
+  for (const auto *list : {&l.inputs, &l.outputs})
+    for (int32_t b : *list) {
+      const plan::Buffer &buffer = program.buffers[size_t(b)];
+      if (buffer.dtype == plan::DType::F32 &&
+          buffer.kind != plan::BufferKind::LinearState &&
+          buffer.kind != plan::BufferKind::Output)
+        return kernels::ActDType::F32;
+    }
   return kernels::ActDType::BF16;
 }
 

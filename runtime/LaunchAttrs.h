@@ -24,8 +24,9 @@ std::string ropeTableKey(const kernels::RopeTableSpec &spec);
 kernels::RopePairingKind ropePairingOf(const plan::Launch &l);
 
 /// The activation storage type of a launch: that of the first 16-bit tensor
-/// it touches, inputs first (logits are fp32, token ids i32); bf16 when it
-/// touches none.
+/// it touches, inputs first (logits are fp32, token ids i32); else f32 when
+/// it touches an fp32 tensor other than the linear state or an output (an
+/// f32 model); bf16 when it touches none.
 kernels::ActDType activationType(const plan::Program &program,
                                  const plan::Launch &l);
 

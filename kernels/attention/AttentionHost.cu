@@ -61,6 +61,8 @@ size_t workspaceBytes(const Config &cfg, int64_t items, int64_t splits,
 Status checkAttention(const char *name, AttentionKind kind,
                       const AttentionDims &d, const AttentionTensors &t,
                       const AttentionLaunch &launch) {
+  if (Status s = requireDeviceActDType(name, d.dtype); !s)
+    return s;
   if (d.batch < 0 || d.batch > 65535)
     return fail(name,
                 "batch " + std::to_string(d.batch) + " must be in [0, 65535]");

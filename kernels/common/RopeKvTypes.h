@@ -8,14 +8,12 @@
 #ifndef STRATA_KERNELS_COMMON_ROPEKVTYPES_H
 #define STRATA_KERNELS_COMMON_ROPEKVTYPES_H
 
+#include "kernels/common/ActDType.h"
 #include "kernels/common/Status.h"
 
 #include <cstdint>
 
 namespace strata::kernels {
-
-/// Storage type of activations, QK-norm weights and the KV cache.
-enum class ActDType : uint8_t { F16, BF16 };
 
 /// Which elements of a head form a rotary pair (i < rotaryDim / 2):
 /// Neox pairs element i with i + rotaryDim/2 (Llama, Qwen, Mistral);

@@ -59,8 +59,7 @@ Status attentionRef(const AttentionDims &d, const AttentionTensors &t) {
     return s;
   const int64_t D = d.headDim;
   const int64_t group = d.numQHeads / d.numKvHeads;
-  const auto *q = static_cast<const uint16_t *>(t.q);
-  auto *out = static_cast<uint16_t *>(t.out);
+  const ActDType type = d.dtype;
   std::vector<float> scores, acc(D);
   std::vector<char> visible;
 
@@ -95,20 +94,20 @@ Status attentionRef(const AttentionDims &d, const AttentionTensors &t) {
 
       for (int64_t h = 0; h < d.numQHeads; ++h) {
         const int64_t kvHead = h / group;
-        const uint16_t *qRow = q + (row * d.numQHeads + h) * D;
+        const void *qRow = actAt(type, t.q, (row * d.numQHeads + h) * D);
         scores.assign(kvLen, -std::numeric_limits<float>::infinity());
         float maxScore = -std::numeric_limits<float>::infinity();
         for (int64_t s = 0; s < kvLen; ++s) {
           if (!visible[s])
             continue;
-          const uint16_t *kRow =
-              kvCacheRow(t.cache, d.numKvHeads, D, b, s, kvHead, /*isV=*/false);
+          const void *kRow = kvCacheRow(t.cache, type, d.numKvHeads, D, b, s,
+                                        kvHead, /*isV=*/false);
           if (!kRow)
             return fail("sequence " + std::to_string(b) + " slot " +
                         std::to_string(s) + " has no cache storage");
           float dot = 0.0f;
           for (int64_t e = 0; e < D; ++e)
-            dot += loadAct(d.dtype, qRow + e) * loadAct(d.dtype, kRow + e);
+            dot += loadAct(type, qRow, e) * loadAct(type, kRow, e);
           scores[s] = dot * d.scale;
           maxScore = std::max(maxScore, scores[s]);
         }
@@ -119,14 +118,14 @@ Status attentionRef(const AttentionDims &d, const AttentionTensors &t) {
             continue;
           float w = std::exp(scores[s] - maxScore);
           total += w;
-          const uint16_t *vRow =
-              kvCacheRow(t.cache, d.numKvHeads, D, b, s, kvHead, /*isV=*/true);
+          const void *vRow = kvCacheRow(t.cache, type, d.numKvHeads, D, b, s,
+                                        kvHead, /*isV=*/true);
           for (int64_t e = 0; e < D; ++e)
-            acc[e] += w * loadAct(d.dtype, vRow + e);
+            acc[e] += w * loadAct(type, vRow, e);
         }
-        uint16_t *outRow = out + (row * d.numQHeads + h) * D;
+        void *outRow = actAt(type, t.out, (row * d.numQHeads + h) * D);
         for (int64_t e = 0; e < D; ++e)
-          outRow[e] = toAct(d.dtype, total > 0.0f ? acc[e] / total : 0.0f);
+          storeAct(type, outRow, e, total > 0.0f ? acc[e] / total : 0.0f);
       }
     }
   }

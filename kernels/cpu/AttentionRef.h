@@ -3,7 +3,8 @@
 //
 // Written plainly: for each query and head, scores in fp32 over every
 // visible key, a max-subtracted softmax, the weighted sum of V in fp32,
-// one rounding to the activation dtype. Host pointers; validates the
+// one rounding to the activation dtype (none for f32; q, out and the
+// cache are all in dims.dtype). Host pointers; validates the
 // lengths and tree structure the GPU launchers cannot see.
 #ifndef STRATA_KERNELS_CPU_ATTENTIONREF_H
 #define STRATA_KERNELS_CPU_ATTENTIONREF_H

@@ -1,5 +1,7 @@
 // Element and KV-cache row access shared by the CPU reference kernels, so
-// that every reference reads and writes storage exactly one way.
+// that every reference reads and writes storage exactly one way. Tensors are
+// untyped pointers with their ActDType beside them; indices count elements,
+// whose width comes from the dtype (2 bytes for bf16 and f16, 4 for f32).
 #ifndef STRATA_KERNELS_CPU_CPUACCESS_H
 #define STRATA_KERNELS_CPU_CPUACCESS_H
 
@@ -7,24 +9,56 @@
 #include "kernels/cpu/HalfTypes.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace strata::kernels {
 
-inline float loadAct(ActDType type, const uint16_t *p) {
-  return type == ActDType::BF16 ? bf16BitsToFloat(*p) : f16BitsToFloat(*p);
+/// Element `index` of `base`, widened to fp32 (exact for every dtype).
+inline float loadAct(ActDType type, const void *base, int64_t index) {
+  const auto *bytes = static_cast<const unsigned char *>(base);
+  if (type == ActDType::F32) {
+    float f;
+    std::memcpy(&f, bytes + index * 4, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, bytes + index * 2, 2);
+  return type == ActDType::BF16 ? bf16BitsToFloat(h) : f16BitsToFloat(h);
 }
 
-inline uint16_t toAct(ActDType type, float f) {
-  return type == ActDType::BF16 ? floatToBf16Bits(f) : floatToF16Bits(f);
+/// Stores `value` at element `index` of `base`, rounded once to the dtype
+/// (round to nearest even, as the GPU stores it); f32 stores it unchanged.
+inline void storeAct(ActDType type, void *base, int64_t index, float value) {
+  auto *bytes = static_cast<unsigned char *>(base);
+  if (type == ActDType::F32) {
+    std::memcpy(bytes + index * 4, &value, 4);
+    return;
+  }
+  uint16_t h =
+      type == ActDType::BF16 ? floatToBf16Bits(value) : floatToF16Bits(value);
+  std::memcpy(bytes + index * 2, &h, 2);
 }
 
-/// The row [headDim] of (sequence b, token slot, kvHead) in K or V, or null
-/// where the slot has no storage (outside the contiguous capacity, beyond
-/// the block table, or an out-of-range block id); GPU kernels treat such
-/// slots the same way (writes skipped).
-inline uint16_t *kvCacheRow(const KvCacheView &kv, int64_t numKvHeads,
-                            int64_t headDim, int64_t b, int64_t slot,
-                            int64_t kvHead, bool isV) {
+/// The address of element `index` of `base`.
+inline void *actAt(ActDType type, void *base, int64_t index) {
+  return static_cast<unsigned char *>(base) + index * actDTypeBytes(type);
+}
+inline const void *actAt(ActDType type, const void *base, int64_t index) {
+  return static_cast<const unsigned char *>(base) + index * actDTypeBytes(type);
+}
+
+/// Copies `count` elements bit for bit (ranges may overlap).
+inline void copyAct(ActDType type, void *dst, const void *src, int64_t count) {
+  std::memmove(dst, src, size_t(count * actDTypeBytes(type)));
+}
+
+/// The row [headDim] of (sequence b, token slot, kvHead) in K or V, whose
+/// elements are `type`, or null where the slot has no storage (outside the
+/// contiguous capacity, beyond the block table, or an out-of-range block
+/// id); GPU kernels treat such slots the same way (writes skipped).
+inline void *kvCacheRow(const KvCacheView &kv, ActDType type,
+                        int64_t numKvHeads, int64_t headDim, int64_t b,
+                        int64_t slot, int64_t kvHead, bool isV) {
   if (slot < 0)
     return nullptr;
   if (kv.layout == KvCacheLayout::Contiguous) {
@@ -32,7 +66,7 @@ inline uint16_t *kvCacheRow(const KvCacheView &kv, int64_t numKvHeads,
       return nullptr;
     int64_t row =
         ((b * 2 + (isV ? 1 : 0)) * numKvHeads + kvHead) * kv.capacity + slot;
-    return static_cast<uint16_t *>(kv.k) + row * headDim;
+    return actAt(type, kv.k, row * headDim);
   }
   int64_t logical = slot / kv.blockSize;
   if (logical >= kv.maxBlocksPerSeq)
@@ -44,7 +78,7 @@ inline uint16_t *kvCacheRow(const KvCacheView &kv, int64_t numKvHeads,
       kv.blockStride ? kv.blockStride : numKvHeads * kv.blockSize * headDim;
   int64_t offset =
       block * stride + (kvHead * kv.blockSize + slot % kv.blockSize) * headDim;
-  return static_cast<uint16_t *>(isV ? kv.v : kv.k) + offset;
+  return actAt(type, isV ? kv.v : kv.k, offset);
 }
 
 } // namespace strata::kernels

@@ -10,9 +10,6 @@ namespace strata::kernels {
 
 namespace {
 
-const uint16_t *in(const void *p) { return static_cast<const uint16_t *>(p); }
-uint16_t *outp(void *p) { return static_cast<uint16_t *>(p); }
-
 Status needPositive(const char *op, int64_t a, int64_t b) {
   if (a < 0 || b <= 0)
     return Status::error(std::string(op) + ": sizes must be positive, got " +
@@ -32,9 +29,9 @@ Status elementwise(const char *op, ActDType dtype, int64_t n, const void *a,
   if (!a || !out || (binary && !b))
     return Status::error(std::string(op) + ": null operand");
   for (int64_t i = 0; i < n; ++i) {
-    float x = loadAct(dtype, in(a) + i);
-    float y = b ? loadAct(dtype, in(b) + i) : 0.0f;
-    outp(out)[i] = toAct(dtype, f(x, y));
+    float x = loadAct(dtype, a, i);
+    float y = b ? loadAct(dtype, b, i) : 0.0f;
+    storeAct(dtype, out, i, f(x, y));
   }
   return Status::success();
 }
@@ -49,13 +46,12 @@ Status rmsNormRef(ActDType dtype, int64_t rows, int64_t cols, const void *x,
   for (int64_t r = 0; r < rows; ++r) {
     float sumSq = 0.0f;
     for (int64_t c = 0; c < cols; ++c) {
-      row[c] = loadAct(dtype, in(x) + r * cols + c);
+      row[c] = loadAct(dtype, x, r * cols + c);
       sumSq += row[c] * row[c];
     }
     float inv = 1.0f / std::sqrt(sumSq / static_cast<float>(cols) + eps);
     for (int64_t c = 0; c < cols; ++c)
-      outp(out)[r * cols + c] =
-          toAct(dtype, row[c] * inv * loadAct(dtype, in(w) + c));
+      storeAct(dtype, out, r * cols + c, row[c] * inv * loadAct(dtype, w, c));
   }
   return Status::success();
 }
@@ -104,10 +100,10 @@ Status embeddingRef(ActDType dtype, int64_t tokens, int64_t vocab, int64_t cols,
                            " has id " + std::to_string(ids[t]) +
                            " outside the vocabulary of " +
                            std::to_string(vocab));
-    for (int64_t c = 0; c < cols; ++c)
-      outp(out)[t * cols + c] = in(table)[ids[t] * cols + c];
+    // A gather copies storage bits unchanged.
+    copyAct(dtype, actAt(dtype, out, t * cols),
+            actAt(dtype, table, int64_t(ids[t]) * cols), cols);
   }
-  (void)dtype; // a gather copies storage bits unchanged
   return Status::success();
 }
 
@@ -120,21 +116,21 @@ Status linearRef(ActDType dtype, int64_t m, int64_t n, int64_t k, const void *x,
                          std::to_string(k));
   std::vector<float> xRow(k), wf(static_cast<size_t>(n) * k);
   for (int64_t i = 0; i < n * k; ++i)
-    wf[i] = loadAct(dtype, in(w) + i);
+    wf[i] = loadAct(dtype, w, i);
   for (int64_t r = 0; r < m; ++r) {
     for (int64_t c = 0; c < k; ++c)
-      xRow[c] = loadAct(dtype, in(x) + r * k + c);
+      xRow[c] = loadAct(dtype, x, r * k + c);
     for (int64_t o = 0; o < n; ++o) {
       float acc = 0.0f;
       const float *wRow = &wf[o * k];
       for (int64_t c = 0; c < k; ++c)
         acc += xRow[c] * wRow[c];
       if (bias)
-        acc += loadAct(dtype, in(bias) + o);
+        acc += loadAct(dtype, bias, o);
       if (f32Out)
         static_cast<float *>(y)[r * n + o] = acc;
       else
-        outp(y)[r * n + o] = toAct(dtype, acc);
+        storeAct(dtype, y, r * n + o, acc);
     }
   }
   return Status::success();

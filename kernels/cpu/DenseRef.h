@@ -1,10 +1,12 @@
 // CPU references of the dense (token-parallel) operations of a decoder:
 // norms, elementwise activations, embedding gather and GEMMs.
 //
-// Activations and weights are 16-bit storage (ActDType) unless a parameter
-// says f32; rows are contiguous ([rows, cols] row-major). Arithmetic is fp32
-// and every stored element is rounded once, so the CUDA kernels computing
-// the same fp32 expression store the same bits up to fp32 summation order.
+// Activations and weights are stored in `dtype` (bf16, f16 or f32; the
+// logits of linearRef may be fp32 whatever the dtype); rows are contiguous
+// ([rows, cols] row-major). Arithmetic is fp32 and every stored element is
+// rounded once to the dtype (not at all for f32), so the CUDA kernels
+// computing the same fp32 expression in a 16-bit dtype store the same bits
+// up to fp32 summation order.
 #ifndef STRATA_KERNELS_CPU_DENSEREF_H
 #define STRATA_KERNELS_CPU_DENSEREF_H
 

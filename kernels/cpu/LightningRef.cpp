@@ -12,14 +12,6 @@ namespace strata::kernels {
 
 namespace {
 
-float loadHalf(const void *base, int64_t index, ActDType dtype) {
-  return loadAct(dtype, static_cast<const uint16_t *>(base) + index);
-}
-
-void storeHalf(void *base, int64_t index, float value, ActDType dtype) {
-  static_cast<uint16_t *>(base)[index] = toAct(dtype, value);
-}
-
 Status checkHostArgs(const char *op, const LightningDims &dims,
                      const LightningTensors &t) {
   auto fail = [&](const std::string &what) {
@@ -63,9 +55,9 @@ void runSequence(const LightningDims &d, const LightningTensors &t,
         t.state + (static_cast<int64_t>(slot) * d.numHeads + h) * hd * hd;
     for (int64_t tok = begin; tok < end; ++tok) {
       for (int64_t i = 0; i < hd; ++i) {
-        q[i] = loadHalf(t.q, tok * d.qTokenStride + h * hd + i, d.dtype);
-        k[i] = loadHalf(t.k, tok * d.kTokenStride + h * hd + i, d.dtype);
-        v[i] = loadHalf(t.v, tok * d.vTokenStride + h * hd + i, d.dtype);
+        q[i] = loadAct(d.dtype, t.q, tok * d.qTokenStride + h * hd + i);
+        k[i] = loadAct(d.dtype, t.k, tok * d.kTokenStride + h * hd + i);
+        v[i] = loadAct(d.dtype, t.v, tok * d.vTokenStride + h * hd + i);
       }
       // One pass over the state: row i is updated, then added into every
       // output column (so each o_j sums over i in ascending order).
@@ -78,7 +70,7 @@ void runSequence(const LightningDims &d, const LightningTensors &t,
         }
       }
       for (int64_t j = 0; j < hd; ++j)
-        storeHalf(t.out, tok * d.outTokenStride + h * hd + j, acc[j], d.dtype);
+        storeAct(d.dtype, t.out, tok * d.outTokenStride + h * hd + j, acc[j]);
     }
   }
 }

@@ -4,9 +4,10 @@
 //
 // Same operands and layouts as the CUDA launchers in
 // kernels/linear_attention/LightningAttention.h, with every pointer in host
-// memory: q, k, v and out hold BFloat16 or Float16 (kernels/cpu/HalfTypes.h)
-// according to dims.dtype, state is fp32. Each output element is the fp32
-// sum over i of q_i * S_t[i][j] (i ascending) rounded once to the dtype.
+// memory: q, k, v and out hold BFloat16, Float16 (kernels/cpu/HalfTypes.h)
+// or fp32 according to dims.dtype (the CUDA launchers take the 16-bit types
+// only), state is fp32. Each output element is the fp32 sum over i of
+// q_i * S_t[i][j] (i ascending) rounded once to the dtype.
 // Because the pointers are host memory, these also check what the launchers
 // cannot: slots in range and distinct, cuSeqLens non-decreasing from 0,
 // decay rates positive and finite.

@@ -11,15 +11,15 @@ namespace {
 
 /// The cache row of (sequence b, slot, kvHead) in K or V, or null where the
 /// slot has no storage (the GPU kernel skips such writes the same way).
-uint16_t *cacheRow(const RopeKvArgs &a, int64_t b, int64_t slot, int64_t kvHead,
-                   bool isV) {
-  return kvCacheRow(a.cache, a.dims.numKvHeads, a.dims.headDim, b, slot, kvHead,
-                    isV);
+void *cacheRow(const RopeKvArgs &a, int64_t b, int64_t slot, int64_t kvHead,
+               bool isV) {
+  return kvCacheRow(a.cache, a.dims.dtype, a.dims.numKvHeads, a.dims.headDim, b,
+                    slot, kvHead, isV);
 }
 
 /// RMSNorm (optional) and rotation of one q or k head, in place, in fp32.
 void normAndRotate(const RopeKvArgs &a, std::vector<float> &x,
-                   const uint16_t *normWeight, const float *cosSinRow) {
+                   const void *normWeight, const float *cosSinRow) {
   const RopeKvDims &d = a.dims;
   if (normWeight) {
     float sumSq = 0.0f;
@@ -27,7 +27,7 @@ void normAndRotate(const RopeKvArgs &a, std::vector<float> &x,
       sumSq += v * v;
     float scale = 1.0f / std::sqrt(sumSq / d.headDim + a.qkNorm.eps);
     for (int32_t i = 0; i < d.headDim; ++i)
-      x[i] = x[i] * scale * loadAct(d.dtype, normWeight + i);
+      x[i] = x[i] * scale * loadAct(d.dtype, normWeight, i);
   }
   int32_t half = d.rotaryDim / 2;
   for (int32_t i = 0; i < half; ++i) {
@@ -51,10 +51,7 @@ Status ropeKvWriteRef(const RopeKvArgs &a) {
   const int64_t numHeads = a.numHeads();
   const int64_t headDim = d.headDim;
   const bool packed = a.variant == RopeKvVariant::Packed;
-  auto *qkv = static_cast<uint16_t *>(a.qkv);
-  auto *qOut = static_cast<uint16_t *>(a.qOut);
-  const auto *qWeight = static_cast<const uint16_t *>(a.qkNorm.qWeight);
-  const auto *kWeight = static_cast<const uint16_t *>(a.qkNorm.kWeight);
+  const ActDType type = d.dtype;
   std::vector<float> x(headDim);
 
   for (int64_t b = 0; b < d.batch; ++b) {
@@ -73,31 +70,31 @@ Status ropeKvWriteRef(const RopeKvArgs &a) {
       int64_t token = b * d.seq + t;
 
       for (int64_t h = 0; h < numHeads; ++h) {
-        uint16_t *src = qkv + (token * numHeads + h) * headDim;
+        void *src = actAt(type, a.qkv, (token * numHeads + h) * headDim);
         bool isQ = h < d.numQHeads;
         bool isV = h >= d.numQHeads + d.numKvHeads;
         int64_t kvHead = isV ? h - d.numQHeads - d.numKvHeads : h - d.numQHeads;
         if (isV) {
-          if (uint16_t *dst = cacheRow(a, b, slot, kvHead, true))
-            for (int64_t i = 0; i < headDim; ++i)
-              dst[i] = src[i];
+          if (void *dst = cacheRow(a, b, slot, kvHead, true))
+            copyAct(type, dst, src, headDim);
           continue;
         }
         for (int64_t i = 0; i < headDim; ++i)
-          x[i] = loadAct(d.dtype, src + i);
-        normAndRotate(a, x, isQ ? qWeight : kWeight, cosSinRow);
+          x[i] = loadAct(type, src, i);
+        normAndRotate(a, x, isQ ? a.qkNorm.qWeight : a.qkNorm.kWeight,
+                      cosSinRow);
 
-        uint16_t *dsts[2] = {nullptr, nullptr};
+        void *dsts[2] = {nullptr, nullptr};
         if (packed)
           dsts[0] = src;
         else if (isQ)
-          dsts[0] = qOut + (token * d.numQHeads + h) * headDim;
+          dsts[0] = actAt(type, a.qOut, (token * d.numQHeads + h) * headDim);
         if (!isQ)
           dsts[1] = cacheRow(a, b, slot, kvHead, false);
-        for (uint16_t *dst : dsts)
+        for (void *dst : dsts)
           if (dst)
             for (int64_t i = 0; i < headDim; ++i)
-              dst[i] = toAct(d.dtype, x[i]);
+              storeAct(type, dst, i, x[i]);
       }
     }
   }

@@ -3,7 +3,8 @@
 // layouts are the same, with every pointer in host memory).
 //
 // Written plainly: one token and head at a time, fp32 arithmetic, one
-// rounding to the storage type per stored element through HalfTypes.h, so the
+// rounding to the storage type per stored element through HalfTypes.h (f32
+// storage, which only the reference runs, is stored unrounded), so the
 // result holds the bits the GPU stores up to fp32 rounding differences. The
 // same shape check runs first (validateRopeKv), and out-of-range device-side
 // indices are treated exactly as the GPU kernel treats them.

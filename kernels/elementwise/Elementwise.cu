@@ -128,6 +128,8 @@ template <Op kOp>
 Status launch(const char *op, ActDType dtype, View v, const void *a,
               const void *b, void *out, cudaStream_t stream) {
   std::string name = op;
+  if (Status s = requireDeviceActDType(op, dtype); !s)
+    return s;
   if (v.rows < 0 || v.cols < 0)
     return Status::error(name + ": negative size");
   if (!a || !out || (kOp != Op::Silu && !b))

@@ -53,7 +53,9 @@ __global__ void __launch_bounds__(kThreads)
 Status embedding(ActDType dtype, int64_t tokens, int64_t vocab, int64_t cols,
                  const int32_t *ids, const void *table, void *out,
                  cudaStream_t stream) {
-  (void)dtype; // a gather copies storage bits
+  // A gather copies storage bits, but 8 elements per 16-byte vector.
+  if (Status s = requireDeviceActDType("embedding", dtype); !s)
+    return s;
   if (tokens < 0 || vocab <= 0 || cols <= 0 || cols % 8 != 0)
     return Status::error("embedding: need tokens >= 0, vocab > 0 and cols a "
                          "positive multiple of 8, got " +

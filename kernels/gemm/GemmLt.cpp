@@ -217,6 +217,8 @@ size_t GemmRunner::cachedPlans() const {
 }
 
 Status checkGemmArgs(const GemmArgs &a) {
+  if (Status s = requireDeviceActDType("gemm", a.dtype); !s)
+    return s;
   if (a.m < 0 || a.n <= 0 || a.k <= 0)
     return Status::error("gemm: need m >= 0, n > 0, k > 0, got m " +
                          std::to_string(a.m) + ", n " + std::to_string(a.n) +

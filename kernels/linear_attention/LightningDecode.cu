@@ -178,6 +178,8 @@ Status lightningDecodeTiled(const LightningDims &dims,
                             bool prefetch256, cudaStream_t stream) {
   if (Status s = checkLightningArgs("lightning_decode", dims, t, false); !s)
     return s;
+  if (Status s = requireDeviceActDType("lightning_decode", dims.dtype); !s)
+    return s;
   if (cols != 0 && cols != 16 && cols != 32 && cols != 64 &&
       !(cols == 128 && dims.headDim == 128))
     return Status::error("lightning_decode: column tile " +

@@ -392,6 +392,8 @@ Status lightningPrefillTiled(const LightningDims &dims,
                              cudaStream_t stream) {
   if (Status s = checkLightningArgs("lightning_prefill", dims, t, true); !s)
     return s;
+  if (Status s = requireDeviceActDType("lightning_prefill", dims.dtype); !s)
+    return s;
   if (dvTile != 0 && dvTile != 32 && dvTile != 64)
     return Status::error("lightning_prefill: value tile " +
                          std::to_string(dvTile) + " is not 0, 32 or 64");

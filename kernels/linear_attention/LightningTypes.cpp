@@ -34,8 +34,11 @@ Status checkLightningArgs(const char *op, const LightningDims &dims,
   if (dims.numSlots <= 0)
     return fail("numSlots " + std::to_string(dims.numSlots) +
                 " must be positive");
-  if (dims.dtype != ActDType::BF16 && dims.dtype != ActDType::F16)
-    return fail("dtype must be BF16 or FP16");
+  // The CUDA launchers narrow this to the 16-bit types
+  // (requireDeviceActDType); the CPU reference also runs f32.
+  if (dims.dtype != ActDType::BF16 && dims.dtype != ActDType::F16 &&
+      dims.dtype != ActDType::F32)
+    return fail("dtype must be BF16, FP16 or F32");
   LightningDims r = lightningResolvedDims(dims);
   int64_t dense = static_cast<int64_t>(dims.numHeads) * dims.headDim;
   const char *names[] = {"q", "k", "v", "out"};

@@ -27,7 +27,8 @@ struct LightningDims {
   int32_t headDim = 0;
   /// Slots in the state tensor [numSlots, numHeads, headDim, headDim].
   int64_t numSlots = 0;
-  /// Storage type of q, k, v and the output (FP16 or BF16).
+  /// Storage type of q, k, v and the output (FP16 or BF16; the CPU
+  /// reference also takes F32).
   ActDType dtype = ActDType::BF16;
   /// Elements from one token's row to the next in q, k, v and out. 0 means
   /// dense rows (numHeads * headDim); a larger stride lets q, k and v point

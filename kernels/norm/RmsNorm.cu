@@ -153,6 +153,8 @@ Status launch(const char *op, ActDType dtype, int64_t rows, int64_t cols,
               float xScale, float residualScale, void *out, void *sum,
               cudaStream_t stream) {
   std::string name = op;
+  if (Status s = requireDeviceActDType(op, dtype); !s)
+    return s;
   if (rows < 0 || cols < 8 || cols % 8 != 0 || cols > kMaxCols)
     return Status::error(name +
                          ": rows must be >= 0 and cols a multiple of "

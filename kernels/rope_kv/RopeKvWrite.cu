@@ -190,6 +190,8 @@ Status launchRopeKvWrite(const RopeKvArgs &a, cudaStream_t stream,
                          RopeKvKernel kernel) {
   if (Status s = validateRopeKv(a); !s)
     return s;
+  if (Status s = requireDeviceActDType("rope_kv_write", a.dims.dtype); !s)
+    return s;
   const RopeKvDims &d = a.dims;
   const int64_t numTokens = d.batch * d.seq;
   if (numTokens == 0)

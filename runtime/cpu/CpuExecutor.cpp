@@ -34,9 +34,10 @@ CpuCaches CpuCaches::create(const plan::Plan &plan, int64_t numBlocks,
   c.numBlocks = numBlocks;
   c.numSlots = numSlots;
   const plan::KvCacheDesc &kv = plan.kvCache;
-  size_t pool = size_t(numBlocks * kv.kvHeads * kv.blockSize * kv.headDim);
-  c.k.assign(kv.layers, std::vector<uint16_t>(pool, 0));
-  c.v.assign(kv.layers, std::vector<uint16_t>(pool, 0));
+  size_t pool = size_t(numBlocks * kv.kvHeads * kv.blockSize * kv.headDim) *
+                plan::byteWidth(kv.dtype);
+  c.k.assign(kv.layers, std::vector<uint8_t>(pool, 0));
+  c.v.assign(kv.layers, std::vector<uint8_t>(pool, 0));
   const plan::LinearStateDesc &ls = plan.linearState;
   c.state.assign(ls.layers, std::vector<float>(size_t(numSlots * ls.heads *
                                                       ls.keyDim * ls.valueDim),
@@ -130,6 +131,18 @@ Status CpuExecutor::run(const StepInputs &in, CpuCaches &caches,
   return Status::error("the program has no fp32 output (logits)");
 }
 
+Status CpuExecutor::checkCacheType(const plan::Launch &l, ActDType act) const {
+  const plan::DType cache = plan_.kvCache.dtype;
+  if ((cache == plan::DType::F32 && act == ActDType::F32) ||
+      (cache == plan::DType::F16 && act == ActDType::F16) ||
+      (cache == plan::DType::BF16 && act == ActDType::BF16))
+    return Status::success();
+  return fail(l, std::string("the KV cache holds ") + plan::toString(cache) +
+                     " elements but the launch's activations are " +
+                     kernels::actDTypeName(act) +
+                     "; the reference reads both in one dtype");
+}
+
 Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
                            CpuCaches &caches) {
   auto buf = [&](size_t i, bool output) -> const plan::Buffer & {
@@ -193,24 +206,24 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
     const float *table = ropeTable(l, maxPos, status);
     if (!status.ok())
       return status;
-    const auto *src = static_cast<const uint16_t *>(in0(0));
-    auto *dst = static_cast<uint16_t *>(out0(0));
+    const void *src = in0(0);
+    void *dst = out0(0);
     if (dst != src)
-      std::memmove(dst, src, size_t(tokens_ * heads * dim) * 2);
+      kernels::copyAct(act, dst, src, tokens_ * heads * dim);
     for (int64_t t = 0; t < tokens_; ++t) {
       if (pos[t] < 0)
         return fail(l, "token " + std::to_string(t) + " has position " +
                            std::to_string(pos[t]));
       const float *row = table + int64_t(pos[t]) * rot;
       for (int64_t h = 0; h < heads; ++h) {
-        uint16_t *x0 = dst + (t * heads + h) * dim;
+        void *x0 = kernels::actAt(act, dst, (t * heads + h) * dim);
         for (int64_t i = 0; i < rot / 2; ++i) {
           int64_t a = neox ? i : 2 * i, b = neox ? i + rot / 2 : 2 * i + 1;
-          float xa = kernels::loadAct(act, x0 + a);
-          float xb = kernels::loadAct(act, x0 + b);
+          float xa = kernels::loadAct(act, x0, a);
+          float xb = kernels::loadAct(act, x0, b);
           float c = row[i], s = row[rot / 2 + i];
-          x0[a] = kernels::toAct(act, xa * c - xb * s);
-          x0[b] = kernels::toAct(act, xb * c + xa * s);
+          kernels::storeAct(act, x0, a, xa * c - xb * s);
+          kernels::storeAct(act, x0, b, xb * c + xa * s);
         }
       }
     }
@@ -220,8 +233,8 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
     const plan::KvCacheDesc &kv = plan_.kvCache;
     const int64_t layer = intAttr(l, "layer");
     const int64_t rowElems = kv.kvHeads * kv.headDim;
-    const auto *kSrc = static_cast<const uint16_t *>(in0(0));
-    const auto *vSrc = static_cast<const uint16_t *>(in0(1));
+    if (Status s = checkCacheType(l, act); !s.ok())
+      return s;
     for (int64_t t = 0; t < tokens_; ++t) {
       int64_t slot = in.slotMapping[t];
       int64_t block = slot / kv.blockSize, offset = slot % kv.blockSize;
@@ -229,12 +242,13 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
         return fail(l, "token " + std::to_string(t) + " maps to KV slot " +
                            std::to_string(slot) + " outside the pool");
       for (int64_t h = 0; h < kv.kvHeads; ++h) {
-        size_t at = size_t(((block * kv.kvHeads + h) * kv.blockSize + offset) *
-                           kv.headDim);
-        std::memcpy(&caches.k[layer][at], kSrc + t * rowElems + h * kv.headDim,
-                    size_t(kv.headDim) * 2);
-        std::memcpy(&caches.v[layer][at], vSrc + t * rowElems + h * kv.headDim,
-                    size_t(kv.headDim) * 2);
+        int64_t at =
+            ((block * kv.kvHeads + h) * kv.blockSize + offset) * kv.headDim;
+        int64_t from = t * rowElems + h * kv.headDim;
+        kernels::copyAct(act, kernels::actAt(act, caches.k[layer].data(), at),
+                         kernels::actAt(act, in0(0), from), kv.headDim);
+        kernels::copyAct(act, kernels::actAt(act, caches.v[layer].data(), at),
+                         kernels::actAt(act, in0(1), from), kv.headDim);
       }
     }
     return Status::success();
@@ -261,12 +275,13 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
   if (k == "swiglu") {
     // Each row is [gate (I), up (I)].
     const int64_t inner = lastDim(buf(0, true));
-    const auto *gu = static_cast<const uint16_t *>(in0(0));
-    auto *out = static_cast<uint16_t *>(out0(0));
+    const void *gu = in0(0);
+    void *out = out0(0);
     for (int64_t t = 0; t < tokens_; ++t)
-      if (Status st =
-              kernels::siluMulRef(act, inner, gu + 2 * t * inner,
-                                  gu + (2 * t + 1) * inner, out + t * inner);
+      if (Status st = kernels::siluMulRef(
+              act, inner, kernels::actAt(act, gu, 2 * t * inner),
+              kernels::actAt(act, gu, (2 * t + 1) * inner),
+              kernels::actAt(act, out, t * inner));
           !st.ok())
         return st;
     return Status::success();
@@ -275,11 +290,10 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
     const plan::Buffer &x = buf(0, false);
     const int64_t heads = x.shape[1].value, dim = x.shape[2].value;
     const int64_t first = intAttr(l, "first"), count = intAttr(l, "num_heads");
-    const auto *src = static_cast<const uint16_t *>(in0(0));
-    auto *dst = static_cast<uint16_t *>(out0(0));
     for (int64_t t = 0; t < tokens_; ++t)
-      std::memcpy(dst + t * count * dim, src + (t * heads + first) * dim,
-                  size_t(count * dim) * 2);
+      kernels::copyAct(act, kernels::actAt(act, out0(0), t * count * dim),
+                       kernels::actAt(act, in0(0), (t * heads + first) * dim),
+                       count * dim);
     return Status::success();
   }
   if (k == "attention" && l.variant == "linear")
@@ -288,15 +302,17 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
   if (k == "logits") {
     const plan::Buffer &w = buf(1, false);
     const int64_t vocab = w.shape[0].value, hidden = w.shape[1].value;
-    const auto *h = static_cast<const uint16_t *>(in0(0));
+    const void *h = in0(0);
     if (intAttr(l, "all_tokens", 0))
       return kernels::linearRef(act, tokens_, vocab, hidden, h, in0(1), nullptr,
                                 out0(0), /*f32Out=*/true);
     // One row per sequence: its last token.
-    std::vector<uint16_t> last(size_t(batch_ * hidden));
+    std::vector<uint8_t> last(
+        size_t(batch_ * hidden * kernels::actDTypeBytes(act)));
     for (int64_t b = 0; b < batch_; ++b) {
       int64_t t = in.cuQLens[b + 1] - 1;
-      std::memcpy(&last[b * hidden], h + t * hidden, size_t(hidden) * 2);
+      kernels::copyAct(act, kernels::actAt(act, last.data(), b * hidden),
+                       kernels::actAt(act, h, t * hidden), hidden);
     }
     return kernels::linearRef(act, batch_, vocab, hidden, last.data(), in0(1),
                               nullptr, out0(0), /*f32Out=*/true);
@@ -325,6 +341,8 @@ Status CpuExecutor::cachedAttention(const plan::Launch &l, ActDType act,
   const plan::KvCacheDesc &kv = plan_.kvCache;
   const int64_t layer = intAttr(l, "layer");
   const plan::Buffer &qBuf = program_.buffers[l.inputs[0]];
+  if (Status s = checkCacheType(l, act); !s.ok())
+    return s;
   kernels::AttentionTensors t;
   t.q = q;
   t.out = out;
@@ -348,28 +366,31 @@ Status CpuExecutor::packedAttention(const plan::Launch &l, ActDType act,
   const int64_t hq = intAttr(l, "num_q_heads"),
                 hkv = intAttr(l, "num_kv_heads");
   const int64_t dim = plan_.kvCache.headDim, heads = hq + 2 * hkv;
-  const auto *src = static_cast<const uint16_t *>(qkv);
-  auto *dst = static_cast<uint16_t *>(out);
+  const size_t width = size_t(kernels::actDTypeBytes(act));
   kernels::AttentionDims d = attentionDims(l, act, hq);
   d.batch = 1;
   for (int64_t b = 0; b < batch_; ++b) {
     const int64_t begin = in.cuQLens[b], len = in.cuQLens[b + 1] - begin;
     if (len == 0)
       continue;
-    std::vector<uint16_t> q(size_t(len * hq * dim)),
-        cache(size_t(2 * hkv * len * dim));
+    std::vector<uint8_t> q(size_t(len * hq * dim) * width),
+        cache(size_t(2 * hkv * len * dim) * width);
     for (int64_t t = 0; t < len; ++t) {
-      const uint16_t *row = src + (begin + t) * heads * dim;
-      std::memcpy(&q[t * hq * dim], row, size_t(hq * dim) * 2);
+      const void *row = kernels::actAt(act, qkv, (begin + t) * heads * dim);
+      kernels::copyAct(act, kernels::actAt(act, q.data(), t * hq * dim), row,
+                       hq * dim);
       for (int64_t kvi = 0; kvi < 2; ++kvi)
         for (int64_t h = 0; h < hkv; ++h)
-          std::memcpy(&cache[((kvi * hkv + h) * len + t) * dim],
-                      row + (hq + kvi * hkv + h) * dim, size_t(dim) * 2);
+          kernels::copyAct(act,
+                           kernels::actAt(act, cache.data(),
+                                          ((kvi * hkv + h) * len + t) * dim),
+                           kernels::actAt(act, row, (hq + kvi * hkv + h) * dim),
+                           dim);
     }
     int32_t cu[2] = {0, int32_t(len)}, kvLen = int32_t(len);
     kernels::AttentionTensors t;
     t.q = q.data();
-    t.out = dst + begin * hq * dim;
+    t.out = kernels::actAt(act, out, begin * hq * dim);
     t.cuQLens = cu;
     t.kvLens = &kvLen;
     t.cache = kernels::KvCacheView::contiguous(cache.data(), len);
@@ -388,6 +409,8 @@ Status CpuExecutor::ropeKvWrite(const plan::Launch &l, ActDType act,
                 hkv = intAttr(l, "num_kv_heads");
   const int64_t dim = kv.headDim, heads = hq + 2 * hkv;
   const bool packed = l.variant == "packed", tree = l.variant == "tree";
+  if (Status s = checkCacheType(l, act); !s.ok())
+    return s;
   int64_t maxPos = 1;
   for (int64_t t = 0; t < tokens_; ++t)
     maxPos = std::max<int64_t>(maxPos, int64_t(in.positions[t]) + 1);
@@ -397,9 +420,9 @@ Status CpuExecutor::ropeKvWrite(const plan::Launch &l, ActDType act,
   if (!status.ok())
     return status;
   if (packed && out != qkv) // rotated in place in the output copy
-    std::memcpy(out, qkv, size_t(tokens_ * heads * dim) * 2);
-  const auto *src = static_cast<const uint16_t *>(packed ? out : qkv);
-  auto *dst = static_cast<uint16_t *>(out);
+    kernels::copyAct(act, out, qkv, tokens_ * heads * dim);
+  const void *src = packed ? out : qkv;
+  const size_t width = size_t(kernels::actDTypeBytes(act));
   const int32_t rope = int32_t(intAttr(l, "rotary_dim"));
   // The q/k norm weights follow qkv, positions, cache and seqs.
   const void *qNorm = l.inputs.size() > 4 ? data(l.inputs[4]) : nullptr;
@@ -422,9 +445,11 @@ Status CpuExecutor::ropeKvWrite(const plan::Launch &l, ActDType act,
     a.dims.dtype = act;
     // Per-sequence copies keep every operand 16-byte aligned, as the
     // reference (like the kernel) requires.
-    std::vector<uint16_t> qkvCopy(src + begin * heads * dim,
-                                  src + (begin + len) * heads * dim);
-    std::vector<uint16_t> qOut(size_t(len * hq * dim));
+    const auto *first = static_cast<const uint8_t *>(
+        kernels::actAt(act, src, begin * heads * dim));
+    std::vector<uint8_t> qkvCopy(first,
+                                 first + size_t(len * heads * dim) * width);
+    std::vector<uint8_t> qOut(size_t(len * hq * dim) * width);
     int32_t cached = in.kvLens[b] - int32_t(len);
     std::vector<int32_t> posIds(in.positions.begin() + begin,
                                 in.positions.begin() + begin + len);
@@ -445,10 +470,11 @@ Status CpuExecutor::ropeKvWrite(const plan::Launch &l, ActDType act,
     if (Status st = kernels::ropeKvWriteRef(a); !st.ok())
       return st;
     if (packed)
-      std::memcpy(dst + begin * heads * dim, qkvCopy.data(),
-                  qkvCopy.size() * 2);
+      std::memcpy(kernels::actAt(act, out, begin * heads * dim), qkvCopy.data(),
+                  qkvCopy.size());
     else
-      std::memcpy(dst + begin * hq * dim, qOut.data(), qOut.size() * 2);
+      std::memcpy(kernels::actAt(act, out, begin * hq * dim), qOut.data(),
+                  qOut.size());
   }
   return Status::success();
 }

@@ -1,8 +1,8 @@
 // The CPU backend: runs one program of a plan, launch after launch, with
-// the reference kernels of kernels/cpu (fp32 math, 16-bit storage rounded
-// exactly as the GPU stores it). Streams and events are irrelevant on one
-// thread; launches run in the plan's issue order, which is a topological
-// order of their hazards.
+// the reference kernels of kernels/cpu (fp32 math; storage in the plan's
+// dtype: 16-bit storage rounded exactly as the GPU stores it, or fp32).
+// Streams and events are irrelevant on one thread; launches run in the
+// plan's issue order, which is a topological order of their hazards.
 #ifndef STRATA_RUNTIME_CPU_CPUEXECUTOR_H
 #define STRATA_RUNTIME_CPU_CPUEXECUTOR_H
 
@@ -21,9 +21,9 @@ namespace strata {
 
 /// Device-independent state a program reads and writes across steps.
 struct CpuCaches {
-  /// Per softmax layer: K and V pools [numBlocks, kvHeads, blockSize,
-  /// headDim] in the cache dtype.
-  std::vector<std::vector<uint16_t>> k, v;
+  /// Per softmax layer: the bytes of the K and V pools [numBlocks, kvHeads,
+  /// blockSize, headDim] of the plan's `kvCache.dtype`.
+  std::vector<std::vector<uint8_t>> k, v;
   int64_t numBlocks = 0;
   /// Per linear layer: fp32 [numSlots, heads, keyDim, valueDim].
   std::vector<std::vector<float>> state;
@@ -48,6 +48,10 @@ public:
 private:
   kernels::Status launch(const plan::Launch &l, const StepInputs &in,
                          CpuCaches &caches);
+  /// An error unless the KV cache holds `act` elements (the reference
+  /// kernels read q, K and V in one dtype).
+  kernels::Status checkCacheType(const plan::Launch &l,
+                                 kernels::ActDType act) const;
   void *data(int32_t buffer);
   /// The rotary table of a launch's rope attributes covering positions
   /// below maxPos; `rows` receives the positions it holds.

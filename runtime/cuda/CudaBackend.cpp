@@ -11,6 +11,7 @@
 #include "runtime/MemoryBudget.h"
 #include "runtime/RandomWeights.h"
 #include "runtime/Weights.h"
+#include "runtime/cuda/CudaPlanCheck.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -496,6 +497,12 @@ std::string CudaBackend::deviceShortfall(const std::string &what,
 std::unique_ptr<Backend> createCudaBackend(const plan::Plan &plan,
                                            const CudaBackendOptions &options,
                                            std::string &error) {
+  // Before the backend exists, which touches the device even when it is
+  // destroyed: the message then reads the same on a machine without a GPU.
+  if (std::string refusal = cudaDTypeRefusal(plan); !refusal.empty()) {
+    error = "cuda: " + refusal;
+    return nullptr;
+  }
   auto backend = std::make_unique<CudaBackend>(plan, options);
   if (!backend->init(error))
     return nullptr;

@@ -53,10 +53,11 @@ struct CudaBackendOptions {
 };
 
 /// Weights come from options.weightsPath or are drawn on the device.
-/// `plan` must outlive the backend. Null with `error` set when the device
-/// is missing, the plan holds a launch this backend cannot run (the CUDA
-/// backend runs fused plans: `strata compile --emit=fused`) or memory runs
-/// out.
+/// `plan` must outlive the backend. Null with `error` set when the plan is
+/// an f32 model (checked first, without touching a device:
+/// cudaDTypeRefusal), the device is missing, the plan holds a launch this
+/// backend cannot run (the CUDA backend runs fused plans: `strata compile
+/// --emit=fused`) or memory runs out.
 std::unique_ptr<Backend> createCudaBackend(const plan::Plan &plan,
                                            const CudaBackendOptions &options,
                                            std::string &error);

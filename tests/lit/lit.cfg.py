@@ -15,6 +15,10 @@ if not site:
     lit_config.fatal("run through ctest, or pass --param strata_site_config=BUILD/tests/lit/lit.site.cfg.py")
 exec(open(site).read())
 
+# `REQUIRES: cuda`: the build has the CUDA backend (no GPU needed).
+if config.strata_have_cuda == "ON":
+    config.available_features.add("cuda")
+
 config.environment["PATH"] = os.pathsep.join(
     [config.strata_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
 config.substitutions.append(

@@ -75,26 +75,28 @@ void runGemm(GemmRunner &runner, const GemmCase &c, ActDType dtype,
   std::string first;
   std::vector<double> wf(size_t(c.n * c.k));
   for (size_t i = 0; i < wf.size(); ++i)
-    wf[i] = loadAct(dtype, &w[i]);
+    wf[i] = loadAct(dtype, w.data(), i);
   for (int64_t r = 0; r < c.m; ++r)
     for (int64_t o = 0; o < c.n; ++o) {
       double exact = 0, mag = 0;
       for (int64_t kk = 0; kk < c.k; ++kk) {
-        double p = double(loadAct(dtype, &x[r * c.k + kk])) * wf[o * c.k + kk];
+        double p =
+            double(loadAct(dtype, x.data(), r * c.k + kk)) * wf[o * c.k + kk];
         exact += p;
         mag += std::fabs(p);
       }
       double terms = std::fabs(exact);
       if (c.bias) {
-        exact += loadAct(dtype, &bias[o]);
-        terms += std::fabs(loadAct(dtype, &bias[o]));
+        exact += loadAct(dtype, bias.data(), o);
+        terms += std::fabs(loadAct(dtype, bias.data(), o));
       }
       if (c.residual) {
-        exact += loadAct(dtype, &res[r * c.n + o]);
-        terms += std::fabs(loadAct(dtype, &res[r * c.n + o]));
+        exact += loadAct(dtype, res.data(), r * c.n + o);
+        terms += std::fabs(loadAct(dtype, res.data(), r * c.n + o));
       }
       size_t idx = size_t(r * c.n + o);
-      double g = c.f32Out ? double(got32[idx]) : loadAct(dtype, &got16[idx]);
+      double g =
+          c.f32Out ? double(got32[idx]) : loadAct(dtype, got16.data(), idx);
       double tol =
           std::ldexp(mag, -14) + (c.f32Out ? 1e-6 * terms : 1.5 * ulp * terms);
       double err = std::fabs(g - exact);

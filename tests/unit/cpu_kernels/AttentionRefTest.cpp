@@ -192,3 +192,90 @@ TEST_CASE("inconsistent attention operands are named") {
         "attention: query 1 of sequence 0 has parent 1; parents precede "
         "children");
 }
+
+TEST_CASE("f32 attention over a paged f32 cache matches fp64") {
+  // Full-mantissa fp32 inputs: reading two bytes of an element or rounding
+  // the output to bf16 errs by far more than the tolerance.
+  const int64_t kvLen = 13, qLen = 5, prefix = kvLen - qLen;
+  const int64_t blockSize = 4, numBlocks = 6;
+  std::mt19937 rng(21);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> q(qLen * kHq * kD),
+      kPool(numBlocks * kHkv * blockSize * kD), vPool(kPool.size()),
+      out(qLen * kHq * kD, -7.0f);
+  for (auto *v : {&q, &kPool, &vPool})
+    for (float &x : *v)
+      x = dist(rng);
+  std::vector<int32_t> table{5, 2, 0, 3}, cuQ{0, int32_t(qLen)},
+      kvLens{int32_t(kvLen)};
+  auto at = [&](const std::vector<float> &pool, int64_t head, int64_t slot,
+                int e) {
+    return double(pool[((table[slot / blockSize] * kHkv + head) * blockSize +
+                        slot % blockSize) *
+                           kD +
+                       e]);
+  };
+  for (int64_t window : {0, 4}) {
+    INFO("window " << window);
+    Fixture shape(kvLen, qLen, 1);
+    AttentionDims d = shape.dims(window);
+    d.dtype = ActDType::F32;
+    AttentionTensors t;
+    t.q = q.data();
+    t.out = out.data();
+    t.cuQLens = cuQ.data();
+    t.kvLens = kvLens.data();
+    t.cache = KvCacheView::paged(kPool.data(), vPool.data(), numBlocks,
+                                 blockSize, table.data(), 4);
+    REQUIRE(attentionRef(d, t).ok());
+    for (int64_t i = 0; i < qLen; ++i)
+      for (int h = 0; h < kHq; ++h) {
+        const int64_t slot = prefix + i, kvHead = h / (kHq / kHkv);
+        std::vector<double> w(kvLen, 0.0);
+        double maxScore = -1e300, total = 0;
+        for (int64_t s = 0; s <= slot; ++s) {
+          if (window > 0 && slot - s >= window)
+            continue;
+          double dot = 0;
+          for (int e = 0; e < kD; ++e)
+            dot += double(q[(i * kHq + h) * kD + e]) * at(kPool, kvHead, s, e);
+          w[s] = dot * d.scale;
+          maxScore = std::max(maxScore, w[s]);
+        }
+        for (int64_t s = 0; s <= slot; ++s) {
+          if (window > 0 && slot - s >= window)
+            continue;
+          w[s] = std::exp(w[s] - maxScore);
+          total += w[s];
+        }
+        for (int e = 0; e < kD; ++e) {
+          double expected = 0;
+          for (int64_t s = 0; s <= slot; ++s)
+            if (!(window > 0 && slot - s >= window))
+              expected += w[s] * at(vPool, kvHead, s, e) / total;
+          CHECK(std::abs(out[(i * kHq + h) * kD + e] - expected) < 2e-6);
+        }
+      }
+  }
+}
+
+TEST_CASE("f32 attention rounded to bf16 is the bf16 attention") {
+  // Inputs bf16 holds exactly: both dtypes compute the same fp32 values and
+  // the bf16 one rounds each output once.
+  Fixture f(13, 5, 8);
+  REQUIRE(attentionRef(f.dims(3), f.tensors()).ok());
+  std::vector<float> q, cache, out(f.out.size(), -7.0f);
+  for (uint16_t x : f.q)
+    q.push_back(bf16BitsToFloat(x));
+  for (uint16_t x : f.cache)
+    cache.push_back(bf16BitsToFloat(x));
+  AttentionDims d = f.dims(3);
+  d.dtype = ActDType::F32;
+  AttentionTensors t = f.tensors();
+  t.q = q.data();
+  t.out = out.data();
+  t.cache = KvCacheView::contiguous(cache.data(), f.kvLen);
+  REQUIRE(attentionRef(d, t).ok());
+  for (size_t i = 0; i < out.size(); ++i)
+    CHECK(floatToBf16Bits(out[i]) == f.out[i]);
+}

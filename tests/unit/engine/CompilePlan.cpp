@@ -15,11 +15,13 @@
 
 namespace strata::testing {
 
-plan::Plan compilePlan(const std::string &model, int64_t maxTokens,
-                       bool fused, int64_t maxBatch) {
+plan::Plan compilePlan(const std::string &model, int64_t maxTokens, bool fused,
+                       int64_t maxBatch, std::optional<DType> dtype) {
   ImportResult imported =
       importModelFile(std::string(STRATA_SOURCE_DIR "/models/") + model);
   REQUIRE(imported.ok);
+  if (dtype)
+    imported.spec.dtype = *dtype;
   mlir::MLIRContext context;
   mlir::DialectRegistry registry;
   registerStrataDialect(registry);

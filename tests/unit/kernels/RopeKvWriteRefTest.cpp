@@ -221,3 +221,84 @@ TEST_CASE("inconsistent shapes are rejected with the mismatch named",
   CHECK_FALSE(
       ropeKvWritePackedRef(f.dims, f.qkv.data(), badTable, {}, view).ok());
 }
+
+TEST_CASE("f32 continuous with QK-norm keeps fp32 values in q and a paged "
+          "f32 cache",
+          "[kernels][rope_kv]") {
+  // Full-mantissa fp32 inputs and norm weights: reading two bytes of an
+  // element or rounding a result to bf16 errs by far more than 2e-6.
+  Fixture f(16, 16, RopePairingKind::Neox, 2);
+  f.dims.dtype = ActDType::F32;
+  std::vector<float> qkv(2 * 3 * 16), qWeight(16), kWeight(16);
+  for (size_t i = 0; i < qkv.size(); ++i)
+    qkv[i] = std::sin(0.37f * float(i) + 0.1f) * 1.7f;
+  for (int i = 0; i < 16; ++i) {
+    qWeight[i] = 1.0f + 0.013f * float(i);
+    kWeight[i] = 0.9f - 0.011f * float(i);
+  }
+  const std::vector<float> original = qkv;
+  const float kPoison32 = -1234.5f;
+  const int64_t blockSize = 4, numBlocks = 3;
+  std::vector<float> k(numBlocks * blockSize * 16, kPoison32), v = k;
+  std::vector<float> qOut(2 * 16, kPoison32);
+  std::vector<int32_t> blockTable = {2, 1}, kvLens = {3};
+  QkNormParams norm{qWeight.data(), kWeight.data(), 1e-6f};
+  REQUIRE(ropeKvWriteContinuousRef(
+              f.dims, qkv.data(), qOut.data(), kvLens.data(), f.cosSin, norm,
+              KvCacheView::paged(k.data(), v.data(), numBlocks, blockSize,
+                                 blockTable.data(), 2))
+              .ok());
+  CHECK(qkv == original);
+  // Token t goes to slot 3 + t: block 2 row 3, then block 1 row 0.
+  const int64_t rows[2] = {2 * blockSize + 3, 1 * blockSize + 0};
+  for (int64_t t = 0; t < 2; ++t) {
+    for (int head = 0; head < 2; ++head) { // q, k
+      const float *w = head == 0 ? qWeight.data() : kWeight.data();
+      std::vector<double> x(16);
+      double sumSq = 0;
+      for (int i = 0; i < 16; ++i) {
+        x[i] = original[(t * 3 + head) * 16 + i];
+        sumSq += x[i] * x[i];
+      }
+      for (int i = 0; i < 16; ++i)
+        x[i] = x[i] / std::sqrt(sumSq / 16 + 1e-6) * w[i];
+      const float *got = head == 0 ? &qOut[t * 16] : &k[rows[t] * 16];
+      for (int i = 0; i < 8; ++i) {
+        double c = f.table[(3 + t) * 16 + i], s = f.table[(3 + t) * 16 + 8 + i];
+        CHECK(std::abs(got[i] - (x[i] * c - x[i + 8] * s)) < 2e-6);
+        CHECK(std::abs(got[i + 8] - (x[i + 8] * c + x[i] * s)) < 2e-6);
+      }
+    }
+    for (int i = 0; i < 16; ++i)
+      CHECK(floatBits(v[rows[t] * 16 + i]) ==
+            floatBits(original[(t * 3 + 2) * 16 + i]));
+  }
+  size_t written = 0;
+  for (float x : k)
+    written += x != kPoison32;
+  CHECK(written == 2 * 16);
+}
+
+TEST_CASE("f32 packed rotated and rounded to bf16 is the bf16 packed write",
+          "[kernels][rope_kv]") {
+  // Inputs bf16 holds exactly: the same fp32 arithmetic, one rounding for
+  // bf16, none for f32.
+  Fixture f(32, 16, RopePairingKind::GptJ, 3);
+  std::vector<float> qkv32;
+  for (uint16_t x : f.qkv)
+    qkv32.push_back(bf(x));
+  std::vector<uint16_t> cache16(2 * 3 * 32, kPoison);
+  std::vector<float> cache32(cache16.size(), -1234.5f);
+  REQUIRE(ropeKvWritePackedRef(f.dims, f.qkv.data(), f.cosSin, {},
+                               KvCacheView::contiguous(cache16.data(), 3))
+              .ok());
+  RopeKvDims dims = f.dims;
+  dims.dtype = ActDType::F32;
+  REQUIRE(ropeKvWritePackedRef(dims, qkv32.data(), f.cosSin, {},
+                               KvCacheView::contiguous(cache32.data(), 3))
+              .ok());
+  for (size_t i = 0; i < qkv32.size(); ++i)
+    CHECK(floatToBf16Bits(qkv32[i]) == f.qkv[i]);
+  for (size_t i = 0; i < cache32.size(); ++i)
+    CHECK(floatToBf16Bits(cache32[i]) == cache16[i]);
+}

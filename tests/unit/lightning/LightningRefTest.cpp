@@ -22,7 +22,7 @@ struct Problem {
   int hd = 64;
   std::vector<int32_t> lens;
   std::vector<float> decay;
-  // Inputs as fp32 values that are exact in bf16.
+  // Inputs as fp32 values (exact in bf16 unless made at full precision).
   std::vector<float> q, k, v;
   std::vector<float> state0; // [heads, hd, hd] for one sequence
   int64_t tokens() const {
@@ -35,7 +35,9 @@ struct Problem {
 
 float roundBf16(float x) { return bf16BitsToFloat(floatToBf16Bits(x)); }
 
-Problem makeProblem(std::vector<int32_t> lens, int hd, uint32_t seed) {
+/// Inputs are exact in bf16 unless `fullPrecision`.
+Problem makeProblem(std::vector<int32_t> lens, int hd, uint32_t seed,
+                    bool fullPrecision = false) {
   Problem p;
   p.hd = hd;
   p.lens = std::move(lens);
@@ -48,7 +50,7 @@ Problem makeProblem(std::vector<int32_t> lens, int hd, uint32_t seed) {
   for (auto *vec : {&p.q, &p.k, &p.v}) {
     vec->resize(n);
     for (float &x : *vec)
-      x = roundBf16(normal(rng));
+      x = fullPrecision ? normal(rng) : roundBf16(normal(rng));
   }
   p.state0.resize(static_cast<int64_t>(p.heads) * hd * hd);
   for (float &x : p.state0)
@@ -206,6 +208,87 @@ TEST_CASE("fp32 reference is close to fp64", "[lightning]") {
   CHECK(relErr(st32, st64) < 1e-5);
   // The output is rounded to bf16 (relative step 2^-8).
   CHECK(relErr(out32, out64) < 4e-3);
+}
+
+TEST_CASE("f32 storage keeps the fp32 inputs and outputs", "[lightning]") {
+  // Full-precision q, k, v read as 4-byte floats and the output stored
+  // unrounded: 1e-5 of fp64, where the bf16 path above needs 4e-3.
+  Problem p = makeProblem({70, 5}, 64, 13, /*fullPrecision=*/true);
+  LightningDims dims;
+  dims.batch = 2;
+  dims.numHeads = p.heads;
+  dims.headDim = p.hd;
+  dims.numSlots = 2;
+  dims.dtype = ActDType::F32;
+  std::vector<float> q = p.q, k = p.k, v = p.v, out(p.q.size(), -1234.5f);
+  const int64_t per = int64_t(p.heads) * p.hd * p.hd;
+  std::vector<float> state(2 * per);
+  for (int s = 0; s < 2; ++s)
+    std::copy(p.state0.begin(), p.state0.end(), state.begin() + s * per);
+  std::vector<int32_t> cuSeqLens{0, 70, 75}, slots{1, 0};
+  LightningTensors t;
+  t.q = q.data();
+  t.k = k.data();
+  t.v = v.data();
+  t.out = out.data();
+  t.state = state.data();
+  t.slots = slots.data();
+  t.decay = p.decay.data();
+  t.cuSeqLens = cuSeqLens.data();
+  REQUIRE(lightningPrefillRef(dims, t).ok());
+  std::vector<double> out64(p.q.size());
+  for (int b = 0; b < 2; ++b) {
+    INFO("sequence " << b);
+    std::vector<double> st64(p.state0.begin(), p.state0.end());
+    recurrence64(p, cuSeqLens[b], cuSeqLens[b + 1], out64, st64);
+    std::vector<double> st32(state.begin() + slots[b] * per,
+                             state.begin() + (slots[b] + 1) * per);
+    CHECK(relErr(st32, st64) < 1e-5);
+    const int64_t row = int64_t(p.heads) * p.hd;
+    std::vector<double> o32(out.begin() + cuSeqLens[b] * row,
+                            out.begin() + cuSeqLens[b + 1] * row),
+        o64(out64.begin() + cuSeqLens[b] * row,
+            out64.begin() + cuSeqLens[b + 1] * row);
+    CHECK(relErr(o32, o64) < 1e-5);
+  }
+
+  // One decode step more for sequence 0 (slot 1) equals the recurrence.
+  Problem next = makeProblem({1}, 64, 14, /*fullPrecision=*/true);
+  std::vector<float> outStep(next.q.size());
+  LightningDims one = dims;
+  one.batch = 1;
+  LightningTensors step = t;
+  step.q = next.q.data();
+  step.k = next.k.data();
+  step.v = next.v.data();
+  step.out = outStep.data();
+  step.cuSeqLens = nullptr;
+  std::vector<double> st64(state.begin() + per, state.end());
+  REQUIRE(lightningDecodeRef(one, step).ok());
+  next.decay = p.decay;
+  std::vector<double> step64(next.q.size());
+  recurrence64(next, 0, 1, step64, st64);
+  std::vector<double> step32(outStep.begin(), outStep.end());
+  CHECK(relErr(step32, step64) < 1e-5);
+}
+
+TEST_CASE("f32 output rounded to bf16 is the bf16 output", "[lightning]") {
+  // Inputs bf16 holds exactly: the same fp32 recurrence in both dtypes.
+  Problem p = makeProblem({33}, 64, 15);
+  RefBuffers r16 = makeRef(p, 1);
+  REQUIRE(lightningPrefillRef(r16.dims, r16.tensors(p)).ok());
+  RefBuffers r32 = makeRef(p, 1);
+  r32.dims.dtype = ActDType::F32;
+  std::vector<float> out(p.q.size());
+  LightningTensors t = r32.tensors(p);
+  t.q = p.q.data();
+  t.k = p.k.data();
+  t.v = p.v.data();
+  t.out = out.data();
+  REQUIRE(lightningPrefillRef(r32.dims, t).ok());
+  CHECK(r32.state == r16.state);
+  for (size_t i = 0; i < out.size(); ++i)
+    CHECK(floatToBf16Bits(out[i]) == r16.out[i].bits);
 }
 
 TEST_CASE("split prefill and decode steps give the same bits", "[lightning]") {
