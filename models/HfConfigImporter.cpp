@@ -24,6 +24,13 @@ namespace {
 using Arch = detail::HfArch;
 using ArchInfo = detail::HfArchInfo;
 
+// The converter writes per-layer lines (layer kinds, MiniMax's decay slopes
+// of every head), so the counts that size them are bounded: the largest
+// published models have under 200 layers and 128 heads, and a value far
+// beyond that is a damaged config, not a model to spend gigabytes of text on.
+constexpr int64_t kMaxLayers = 1024;
+constexpr int64_t kMaxHeads = 1024;
+
 std::string quoted(const std::string &s) {
   std::string out = "\"";
   for (char c : s) {
@@ -117,7 +124,11 @@ private:
   void residualScale(YamlOut &out, bool anySoftmax, bool anyLinear);
   std::string dtype();
   RopeScalingOut ropeScaling();
-  std::vector<std::string> layerKinds(Arch arch, Field &from);
+  std::vector<std::string> layerKinds(Arch arch, int64_t numLayers,
+                                      Field &from);
+  /// Fails unless the list `f` has one entry per layer.
+  void checkPerLayer(const Field &f, const std::vector<Field> &list,
+                     int64_t numLayers) const;
   void checkUnsupportedSwitches();
   /// The `attention:` section (softmax layers): heads, rope and its
   /// scaling; `window` given when some layer slides.
@@ -367,13 +378,25 @@ RopeScalingOut Converter::ropeScaling() {
   return out;
 }
 
+void Converter::checkPerLayer(const Field &f, const std::vector<Field> &list,
+                              int64_t numLayers) const {
+  if (static_cast<int64_t>(list.size()) != numLayers)
+    ctx_.fail(f, "'" + f.path + "' has " + std::to_string(list.size()) +
+                     " entries but 'num_hidden_layers' is " +
+                     std::to_string(numLayers) +
+                     "; expected one entry per layer");
+}
+
 /// The kind of every layer, or an empty list when all are full attention.
 /// `from` is set to the field the list came from.
-std::vector<std::string> Converter::layerKinds(Arch arch, Field &from) {
+std::vector<std::string> Converter::layerKinds(Arch arch, int64_t numLayers,
+                                               Field &from) {
   std::vector<std::string> kinds;
   if (auto f = get("layer_types")) {
     from = *f;
-    for (const Field &e : ctx_.sequence(*f)) {
+    std::vector<Field> list = ctx_.sequence(*f);
+    checkPerLayer(*f, list, numLayers);
+    for (const Field &e : list) {
       std::string k = ctx_.string(e);
       bool linear = k == "linear_attention";
       if (k != "full_attention" && k != "sliding_attention" && !linear)
@@ -394,7 +417,9 @@ std::vector<std::string> Converter::layerKinds(Arch arch, Field &from) {
                        "are linear");
     if (list) {
       std::vector<std::string> fromList;
-      for (const Field &e : ctx_.sequence(*list)) {
+      std::vector<Field> entries = ctx_.sequence(*list);
+      checkPerLayer(*list, entries, numLayers);
+      for (const Field &e : entries) {
         int64_t v = ctx_.integer(e);
         if (v != 0 && v != 1)
           ctx_.fail(e, "expected 0 (linear attention) or 1 (softmax "
@@ -427,7 +452,6 @@ std::vector<std::string> Converter::layerKinds(Arch arch, Field &from) {
     if (first < 0)
       ctx_.fail(*maxWindow, "'max_window_layers' must be at least 0, got " +
                                 maxWindow->node.Scalar());
-    int64_t numLayers = ctx_.positiveInt(require("num_hidden_layers"));
     for (int64_t i = 0; i < numLayers; ++i)
       kinds.push_back(i >= first ? "sliding_attention" : "full_attention");
     from = *maxWindow;
@@ -601,8 +625,8 @@ std::string Converter::convert(YamlOut &out) {
   Field eps = require("rms_norm_eps");
   Field maxPos = require("max_position_embeddings");
   int64_t hiddenSize = ctx_.positiveInt(hidden);
-  int64_t numLayers = ctx_.positiveInt(layers);
-  int64_t numHeads = ctx_.positiveInt(heads);
+  int64_t numLayers = ctx_.positiveInt(layers, kMaxLayers);
+  int64_t numHeads = ctx_.positiveInt(heads, kMaxHeads);
   ctx_.positiveInt(vocab);
   ctx_.positiveInt(inter);
   ctx_.positiveInt(maxPos);
@@ -624,7 +648,7 @@ std::string Converter::convert(YamlOut &out) {
   YAML::Mark headDimMark = headDimField ? headDimField->mark() : heads.mark();
 
   Field kindsFrom;
-  std::vector<std::string> kinds = layerKinds(arch.arch, kindsFrom);
+  std::vector<std::string> kinds = layerKinds(arch.arch, numLayers, kindsFrom);
   bool anySoftmax = kinds.empty(), anyLinear = false, anySliding = false;
   for (const std::string &k : kinds) {
     anySoftmax |= k != "linear_attention";

@@ -417,6 +417,54 @@ TEST_CASE("MiniMax features beyond v1", "[models][hf][errors]") {
                 3, 25, "expected 0 (linear attention) or 1 (softmax");
 }
 
+TEST_CASE("per-layer lists have one entry per layer", "[models][hf][errors]") {
+  // Shorter than num_hidden_layers (4): the decay slopes of every layer
+  // used to be read past the end of the list.
+  expectHfError(replaced(kMiniMaxSmall, "\"attn_type_list\": [0, 0, 0, 1],",
+                         "\"attn_type_list\": [0, 1],"),
+                3, 21,
+                "'attn_type_list' has 2 entries but 'num_hidden_layers' is "
+                "4; expected one entry per layer");
+  std::string layerTypes = replaced(
+      kMiniMaxSmall, "\"attn_type_list\": [0, 0, 0, 1],",
+      "\"layer_types\": [\"linear_attention\", \"full_attention\"],");
+  expectHfError(layerTypes, 3, 18,
+                "'layer_types' has 2 entries but 'num_hidden_layers' is 4");
+  // Longer is as wrong as shorter.
+  expectHfError(replaced(kMiniMaxSmall, "\"attn_type_list\": [0, 0, 0, 1],",
+                         "\"attn_type_list\": [0, 0, 0, 1, 1],"),
+                3, 21,
+                "'attn_type_list' has 5 entries but 'num_hidden_layers' is 4");
+  // With both lists, the wrong length is reported rather than a
+  // disagreement.
+  expectHfError(replaced(kMiniMaxSmall, "\"attn_type_list\": [0, 0, 0, 1],",
+                         "\"attn_type_list\": [0, 0, 0], \"layer_types\": "
+                         "[\"linear_attention\", \"linear_attention\", "
+                         "\"linear_attention\", \"full_attention\"],"),
+                3, 21,
+                "'attn_type_list' has 3 entries but 'num_hidden_layers' is 4");
+  // Every architecture's layer_types.
+  expectHfError(replaced(kLlama32_1B, "\"use_cache\": true,",
+                         "\"use_cache\": true, \"layer_types\": "
+                         "[\"full_attention\"],"),
+                31, 37,
+                "'layer_types' has 1 entries but 'num_hidden_layers' is 16");
+}
+
+TEST_CASE("counts that size the model file are bounded",
+          "[models][hf][errors]") {
+  expectHfError(replaced(kMiniMaxSmall, "\"num_hidden_layers\": 4,",
+                         "\"num_hidden_layers\": 2000000000,"),
+                18, 24,
+                "value 2000000000 for 'num_hidden_layers' is too large; the "
+                "largest supported value is 1024");
+  expectHfError(replaced(kMiniMaxSmall, "\"num_attention_heads\": 8,",
+                         "\"num_attention_heads\": 1048576,"),
+                16, 26,
+                "value 1048576 for 'num_attention_heads' is too large; the "
+                "largest supported value is 1024");
+}
+
 TEST_CASE("activations, biases and dtypes", "[models][hf][errors]") {
   expectHfError(replaced(kMistral7B, "\"silu\"", "\"gelu\""), 5, 17,
                 "unsupported activation 'gelu' in 'hidden_act'; supported: "
