@@ -505,10 +505,94 @@ TEST_CASE("invalid JSON", "[models][hf][errors]") {
                 "invalid JSON: expected '{' at the start of config.json");
   expectHfError(replaced(kMistral7B, "\"use_cache\": true,",
                          "\"use_cache\": true, \"vocab_size\": 5,"),
-                21, 3, "duplicate field 'vocab_size' (first given at line 20)");
+                21, 3, "duplicate key 'vocab_size' (first given at line 20)");
   HfImportResult empty = convertHfConfig(" \n", "config.json", {});
   CHECK_FALSE(empty.ok);
   CHECK(empty.diag.str() == "config.json: error: config file is empty");
+}
+
+TEST_CASE("config.json is strict JSON", "[models][hf][errors]") {
+  // What a YAML reader took for JSON: trailing commas, comments, single
+  // quotes, bare words, NaN and Infinity.
+  expectHfError(replaced(kMistral7B, "\"vocab_size\": 32000\n",
+                         "\"vocab_size\": 32000,\n"),
+                21, 22, "invalid JSON: trailing comma before '}'");
+  expectHfError(replaced(kMistral7B, "[\"MistralForCausalLM\"]",
+                         "[\"MistralForCausalLM\",]"),
+                2, 41, "invalid JSON: trailing comma before ']'");
+  expectHfError(replaced(kMistral7B, "\"bos_token_id\": 1,",
+                         "\"bos_token_id\": 1, // <s>"),
+                3, 22, "invalid JSON: comments are not allowed in JSON");
+  expectHfError(replaced(kMistral7B, "\"silu\"", "'silu'"), 5, 17,
+                "invalid JSON: single quotes are not allowed in JSON");
+  expectHfError(replaced(kMistral7B, "\"silu\"", "silu"), 5, 17,
+                "invalid JSON: invalid literal 'silu'");
+  expectHfError(replaced(kMistral7B, "\"tie_word_embeddings\": false",
+                         "\"tie_word_embeddings\": False"),
+                17, 26, "invalid JSON: invalid literal 'False'");
+  expectHfError(replaced(kMistral7B, "\"rope_theta\": 10000.0",
+                         "\"rope_theta\": NaN"),
+                15, 17, "invalid JSON: 'NaN' is not a JSON number");
+  // Also in a field the converter ignores.
+  expectHfError(replaced(kMistral7B, "\"initializer_range\": 0.02",
+                         "\"initializer_range\": -Infinity"),
+                7, 24, "invalid JSON: '-Infinity' is not a JSON number");
+  expectHfError(replaced(kMistral7B, "\"initializer_range\": 0.02",
+                         "\"initializer_range\": 1e400"),
+                7, 24, "invalid JSON: number 1e400 is out of range for a "
+                       "double");
+  expectHfError(replaced(kMistral7B, "\"model_type\": \"mistral\"",
+                         "\"model_type\": \"mistr\xff" "al\""),
+                10, 23, "invalid JSON: invalid string: ill-formed UTF-8 byte");
+  // Duplicate keys anywhere, not only at the top level.
+  expectHfError(replaced(kLlama32_1B, "\"factor\": 32.0,",
+                         "\"factor\": 32.0, \"factor\": 8.0,"),
+                21, 21,
+                "duplicate key 'rope_scaling.factor' (first given at line 21)");
+  expectHfError(replaced(kMistral7B, "\"use_cache\": true,",
+                         "\"use_cache\": true, \"auto_map\": {\"a\": \"x\", "
+                         "\"a\": \"y\"},"),
+                20, 45, "duplicate key 'auto_map.a' (first given at line 20)");
+  expectHfError(replaced(kMistral7B, "\"use_cache\": true,",
+                         "\"use_cache\": true, \"auto_map\": " +
+                             std::string(100, '[') + std::string(100, ']') +
+                             ","),
+                20, 97, "nesting deeper than 64 levels");
+}
+
+TEST_CASE("config.json numbers must fit the field", "[models][hf][errors]") {
+  // 2^63 does not fit an int64; 1e-400 is not the value written.
+  expectHfError(replaced(kMistral7B, "\"hidden_size\": 4096",
+                         "\"hidden_size\": 9223372036854775808"),
+                6, 18,
+                "integer 9223372036854775808 for 'hidden_size' is out of "
+                "range");
+  expectHfError(replaced(kMistral7B, "\"rms_norm_eps\": 1e-05",
+                         "\"rms_norm_eps\": 1e-400"),
+                14, 19,
+                "number 1e-400 for 'rms_norm_eps' is out of the range of a "
+                "double");
+  expectHfError(replaced(kMistral7B, "\"hidden_act\": \"silu\"",
+                         "\"hidden_act\": 5"),
+                5, 17, "expected a string for 'hidden_act', got '5'");
+  expectHfError(replaced(kMistral7B, "\"tie_word_embeddings\": false",
+                         "\"tie_word_embeddings\": \"false\""),
+                17, 26,
+                "expected true or false for 'tie_word_embeddings', got the "
+                "string \"false\"");
+}
+
+TEST_CASE("valid JSON that a YAML reader refused converts", "[models][hf]") {
+  // Python's json module escapes characters beyond the BMP as surrogate
+  // pairs; keys may be longer than YAML's 1024-character limit.
+  std::string json = replaced(kMistral7B, "\"use_cache\": true,",
+                              "\"use_cache\": true, \"_name_or_path\": "
+                              "\"model \\ud83d\\ude00\",");
+  convertAndImport(json);
+  std::string longKey(2000, 'k');
+  expectHfError(replaced(kMistral7B, "\"use_cache\": true,",
+                         "\"use_cache\": true, \"" + longKey + "\": 1,"),
+                20, 22, "unsupported field '" + longKey + "'");
 }
 
 TEST_CASE("checkpoint folders", "[models][hf]") {
