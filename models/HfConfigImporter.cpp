@@ -179,7 +179,7 @@ void HfConverter::checkMiniMaxExtras() {
     ctx_.fail(*f, "'sliding_window' is not supported for MiniMaxForCausalLM");
 }
 
-std::string HfConverter::dtype() {
+std::string HfConverter::configDtype() {
   std::optional<HfField> f = get("dtype");
   std::optional<HfField> legacy = get("torch_dtype");
   if (f && legacy && ctx_.string(*f) != ctx_.string(*legacy))
@@ -331,7 +331,15 @@ std::string HfConverter::convert(YamlOut &out) {
   ctx_.positiveInt(inter);
   ctx_.positiveInt(maxPos);
   std::string epsText = positiveNumberText(eps);
-  std::string dt = dtype();
+  std::string fromConfig = configDtype();
+  std::string dt =
+      options_.dtype.empty() ? hfDefaultDtype(fromConfig) : options_.dtype;
+  if (options_.dtype.empty() && dt != fromConfig && !fromConfig.empty())
+    note_ = ctx_.file() + ": note: the checkpoint's dtype is " +
+            ctx_.string(get("dtype") ? *get("dtype") : *get("torch_dtype")) +
+            "; the model file says " + dt +
+            ", and the weights are converted to it when loaded (--dtype " +
+            fromConfig + " keeps them as they are)";
 
   std::optional<HfField> headDimField = get("head_dim");
   int64_t headDim;
@@ -372,9 +380,10 @@ std::string HfConverter::convert(YamlOut &out) {
   out.line("format: strata-model/v1");
   out.line("name: " + quoted(options_.name));
   out.line(std::string("family: ") + arch.family);
-  if (!dt.empty()) {
-    auto f = get("dtype") ? get("dtype") : get("torch_dtype");
-    out.line("dtype: " + dt, f->pos());
+  {
+    std::optional<HfField> f = get("dtype") ? get("dtype") : get("torch_dtype");
+    out.line("dtype: " + dt,
+             f && options_.dtype.empty() ? f->pos() : JsonPos{});
   }
   out.line("", JsonPos{});
   out.line("vocab_size: " + vocab.value->text, vocab.pos());
@@ -432,6 +441,10 @@ size_t firstNonBlank(const std::string &text) {
 
 } // namespace
 
+std::string hfDefaultDtype(const std::string &configDtype) {
+  return configDtype == "f16" ? "f16" : "bf16";
+}
+
 const std::vector<std::string> &supportedHfArchitectures() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
@@ -446,6 +459,11 @@ HfImportResult convertHfConfig(const std::string &json,
                                const std::string &displayName,
                                const HfConvertOptions &options) {
   try {
+    if (!options.dtype.empty() && options.dtype != "bf16" &&
+        options.dtype != "f16" && options.dtype != "f32")
+      return failure(displayName, 0, 0,
+                     "unsupported dtype '" + options.dtype +
+                         "' requested; supported: bf16, f16, f32");
     if (json.find('\0') != std::string::npos)
       return failure(displayName, 0, 0,
                      "unexpected NUL byte; expected JSON text");
@@ -481,6 +499,7 @@ HfImportResult convertHfConfig(const std::string &json,
       return failure(displayName, from.line, from.column, check.diag.message);
     }
     r.ok = true;
+    r.note = converter.note();
     return r;
   } catch (const detail::ImportError &e) {
     HfImportResult r;

@@ -50,6 +50,8 @@ public:
 
   /// The model file's text; throws ImportError.
   std::string convert(YamlOut &out);
+  /// HfImportResult::note of the conversion.
+  const std::string &note() const { return note_; }
 
 private:
   /// The field when present and not null.
@@ -79,7 +81,8 @@ private:
   /// MiniMax's alpha/beta factors as `residual_scale`, for the block kinds
   /// the model has; nothing when all are 1.
   void residualScale(YamlOut &out, bool anySoftmax, bool anyLinear);
-  std::string dtype();
+  /// The config's dtype as the model file spells it, "" when it has none.
+  std::string configDtype();
   RopeScalingOut ropeScaling();
   std::vector<std::string> layerKinds(HfArch arch, int64_t numLayers,
                                       HfField &from);
@@ -104,6 +107,7 @@ private:
   HfField root_;
   std::map<std::string, HfField> fields_;
   std::vector<std::string> order_;
+  std::string note_;
 };
 
 } // namespace strata::detail

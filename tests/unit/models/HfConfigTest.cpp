@@ -331,6 +331,47 @@ TEST_CASE("other accepted spellings", "[models][hf]") {
   }
 }
 
+TEST_CASE("the model's dtype: 16-bit as the config says, float32 as bf16",
+          "[models][hf]") {
+  auto convert = [](const std::string &configDtype,
+                    const std::string &requested) {
+    std::string json = kMistral7B;
+    if (configDtype.empty())
+      json = replaced(json, "  \"torch_dtype\": \"bfloat16\",\n", "");
+    else
+      json = replaced(json, "\"bfloat16\"", "\"" + configDtype + "\"");
+    HfConvertOptions options;
+    options.dtype = requested;
+    HfImportResult r = convertHfConfig(json, "ckpt/config.json", options);
+    INFO("diagnostic: " << r.diag.str());
+    REQUIRE(r.ok);
+    ImportResult imported = importModelString(r.yaml, "m.yaml");
+    REQUIRE(imported.ok);
+    return std::make_pair(imported.spec.dtype, r.note);
+  };
+  CHECK(convert("bfloat16", "") == std::make_pair(DType::BF16, std::string()));
+  CHECK(convert("float16", "") == std::make_pair(DType::F16, std::string()));
+  CHECK(convert("", "") == std::make_pair(DType::BF16, std::string()));
+  // The one default that converts says so.
+  auto [dtype, note] = convert("float32", "");
+  CHECK(dtype == DType::BF16);
+  CHECK(note == "ckpt/config.json: note: the checkpoint's dtype is float32; "
+                "the model file says bf16, and the weights are converted to "
+                "it when loaded (--dtype f32 keeps them as they are)");
+  // What the user asks for is what they get, without a note.
+  CHECK(convert("float32", "f32") ==
+        std::make_pair(DType::F32, std::string()));
+  CHECK(convert("bfloat16", "f16") ==
+        std::make_pair(DType::F16, std::string()));
+  CHECK(convert("", "f32") == std::make_pair(DType::F32, std::string()));
+  HfConvertOptions bad;
+  bad.dtype = "fp8";
+  HfImportResult r = convertHfConfig(kMistral7B, "config.json", bad);
+  CHECK_FALSE(r.ok);
+  CHECK(r.diag.message ==
+        "unsupported dtype 'fp8' requested; supported: bf16, f16, f32");
+}
+
 TEST_CASE("the generated file names its source and weights", "[models][hf]") {
   HfConvertOptions options;
   options.name = "Llama-3.2-1B";
