@@ -81,18 +81,18 @@ RopeScalingOut HfConverter::ropeScaling() {
   return out;
 }
 
-void HfConverter::attentionSection(YamlOut &out, HfArch arch, const HfField &heads,
-                                 int64_t headDim, JsonPos headDimPos,
-                                 const std::optional<HfField> &window) {
+void HfConverter::attentionSection(YamlOut &out, HfArch arch,
+                                   const HfField &heads, int64_t headDim,
+                                   JsonPos headDimPos,
+                                   const std::optional<HfField> &window) {
   RopeScalingOut scaling = ropeScaling();
   std::optional<HfField> theta = get("rope_theta");
   std::optional<HfField> partial = get("partial_rotary_factor");
   if (auto params = get("rope_parameters")) {
     // Not an object: ropeScaling has said so already.
-    for (auto [name, slot] :
-         {std::pair<const char *, std::optional<HfField> *>{"rope_theta",
-                                                            &theta},
-          {"partial_rotary_factor", &partial}}) {
+    for (auto [name, slot] : {std::pair<const char *, std::optional<HfField> *>{
+                                  "rope_theta", &theta},
+                              {"partial_rotary_factor", &partial}}) {
       const JsonMember *m = params->value->find(name);
       if (!m || m->value.isNull())
         continue;
@@ -100,8 +100,8 @@ void HfConverter::attentionSection(YamlOut &out, HfArch arch, const HfField &hea
         ctx_.fail(m->value.pos, "'" + std::string(name) +
                                     "' is given both at the top level and "
                                     "in 'rope_parameters'");
-      *slot = HfField{"rope_parameters." + std::string(name), &m->value,
-                      m->keyPos};
+      *slot =
+          HfField{"rope_parameters." + std::string(name), &m->value, m->keyPos};
     }
   }
   if (!theta)
@@ -167,11 +167,10 @@ void HfConverter::attentionSection(YamlOut &out, HfArch arch, const HfField &hea
   }
 }
 
-void HfConverter::linearAttentionSection(YamlOut &out, const HfField &heads,
-                                       int64_t headDim,
-                                       JsonPos headDimPos,
-                                       int64_t numLayers, int64_t numHeads,
-                                       const std::vector<std::string> &kinds) {
+void HfConverter::linearAttentionSection(
+    YamlOut &out, const HfField &heads, int64_t headDim, JsonPos headDimPos,
+    int64_t numLayers, int64_t numHeads,
+    const std::vector<std::string> &kinds) {
   out.line("", JsonPos{});
   out.line("linear_attention:");
   out.line("  num_heads: " + heads.value->text, heads.pos());

@@ -200,8 +200,9 @@ std::string HfConverter::configDtype() {
                     "'; supported: bfloat16, float16, float32");
 }
 
-void HfConverter::checkPerLayer(const HfField &f, const std::vector<HfField> &list,
-                              int64_t numLayers) const {
+void HfConverter::checkPerLayer(const HfField &f,
+                                const std::vector<HfField> &list,
+                                int64_t numLayers) const {
   if (static_cast<int64_t>(list.size()) != numLayers)
     ctx_.fail(f, "'" + f.path + "' has " + std::to_string(list.size()) +
                      " entries but 'num_hidden_layers' is " +
@@ -212,7 +213,7 @@ void HfConverter::checkPerLayer(const HfField &f, const std::vector<HfField> &li
 /// The kind of every layer, or an empty list when all are full attention.
 /// `from` is set to the field the list came from.
 std::vector<std::string> HfConverter::layerKinds(HfArch arch, int64_t numLayers,
-                                               HfField &from) {
+                                                 HfField &from) {
   std::vector<std::string> kinds;
   if (auto f = get("layer_types")) {
     from = *f;
@@ -415,8 +416,8 @@ std::string HfConverter::convert(YamlOut &out) {
     attentionSection(out, arch.arch, heads, headDim, headDimPos,
                      anySliding ? window : std::nullopt);
   if (anyLinear)
-    linearAttentionSection(out, heads, headDim, headDimPos, numLayers,
-                           numHeads, kinds);
+    linearAttentionSection(out, heads, headDim, headDimPos, numLayers, numHeads,
+                           kinds);
 
   out.line("", JsonPos{});
   out.line("mlp:");

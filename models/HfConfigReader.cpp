@@ -82,8 +82,8 @@ int64_t HfConfigContext::positiveInt(const HfField &f, int64_t max) const {
 
 double HfConfigContext::number(const HfField &f) const {
   if (f.isNull() || f.value->kind != JsonValue::Kind::Number)
-    fail(f, "expected a number for " + quoteKey(f) + ", got " +
-                describe(f.value));
+    fail(f,
+         "expected a number for " + quoteKey(f) + ", got " + describe(f.value));
   const std::string &s = f.value->text;
   errno = 0;
   double v = std::strtod(s.c_str(), nullptr);
@@ -110,15 +110,15 @@ bool HfConfigContext::boolean(const HfField &f) const {
 
 std::string HfConfigContext::string(const HfField &f) const {
   if (f.isNull() || f.value->kind != JsonValue::Kind::String)
-    fail(f, "expected a string for " + quoteKey(f) + ", got " +
-                describe(f.value));
+    fail(f,
+         "expected a string for " + quoteKey(f) + ", got " + describe(f.value));
   return f.value->text;
 }
 
 std::vector<HfField> HfConfigContext::sequence(const HfField &f) const {
   if (f.isNull() || !f.value->isArray())
-    fail(f, "expected an array for " + quoteKey(f) + ", got " +
-                describe(f.value));
+    fail(f,
+         "expected an array for " + quoteKey(f) + ", got " + describe(f.value));
   std::vector<HfField> out;
   for (size_t i = 0; i < f.value->array.size(); ++i) {
     const JsonValue &e = f.value->array[i];
@@ -133,8 +133,8 @@ std::vector<HfField> HfConfigContext::members(const HfField &f) const {
                 describe(f.value));
   std::vector<HfField> out;
   for (const JsonMember &m : f.value->object)
-    out.push_back({f.path.empty() ? m.key : f.path + "." + m.key, &m.value,
-                   m.keyPos});
+    out.push_back(
+        {f.path.empty() ? m.key : f.path + "." + m.key, &m.value, m.keyPos});
   return out;
 }
 

@@ -18,9 +18,7 @@ namespace {
 using Json = nlohmann::json;
 using Kind = JsonValue::Kind;
 
-bool isSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
+bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 bool isWordChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -101,9 +99,8 @@ std::string syntaxMessage(std::string_view text, size_t &index,
   size_t lastRead = message.find("; last read: '");
   if (lastRead != std::string::npos) {
     size_t end = message.find("'; expected", lastRead);
-    message.erase(lastRead,
-                  end == std::string::npos ? std::string::npos
-                                           : end + 1 - lastRead);
+    message.erase(lastRead, end == std::string::npos ? std::string::npos
+                                                     : end + 1 - lastRead);
   }
   // nlohmann reports an unexpected literal after reading all of it; the
   // mistake is where it starts (a missing comma before it, say). A string's
@@ -238,8 +235,7 @@ private:
 
   std::string childPath(const Frame &frame, const std::string &key) const {
     if (frame.value->isArray())
-      return frame.path + "[" + std::to_string(frame.value->array.size()) +
-             "]";
+      return frame.path + "[" + std::to_string(frame.value->array.size()) + "]";
     return frame.path.empty() ? key : frame.path + "." + key;
   }
 
@@ -273,8 +269,8 @@ private:
   bool open(Kind kind) {
     size_t at = nextToken();
     if (frames_.size() >= size_t(kJsonMaxDepth))
-      return fail(at, "nesting deeper than " +
-                          std::to_string(kJsonMaxDepth) + " levels");
+      return fail(at, "nesting deeper than " + std::to_string(kJsonMaxDepth) +
+                          " levels");
     std::string path;
     if (!frames_.empty()) {
       const Frame &parent = frames_.back();

@@ -93,7 +93,8 @@ TEST_CASE("json tree: escapes decode to UTF-8 and columns count code points",
 
 TEST_CASE("json tree: what RFC 8259 does not allow is rejected",
           "[models][json][errors]") {
-  rejected("{\"a\": [1, 2,]}", 1, 12, "invalid JSON: trailing comma before ']'");
+  rejected("{\"a\": [1, 2,]}", 1, 12,
+           "invalid JSON: trailing comma before ']'");
   rejected("{\"a\": 1,\n}", 1, 8, "invalid JSON: trailing comma before '}'");
   rejected("{\"a\": 1 // note\n}", 1, 9,
            "invalid JSON: comments are not allowed in JSON");
@@ -153,8 +154,7 @@ TEST_CASE("json tree: nesting is bounded", "[models][json][errors]") {
   parsed(ok);
   std::string deep = "[" + ok + "]";
   rejected(deep, 1, kJsonMaxDepth + 1,
-           "nesting deeper than " + std::to_string(kJsonMaxDepth) +
-               " levels");
+           "nesting deeper than " + std::to_string(kJsonMaxDepth) + " levels");
   // A hostile file does not exhaust the stack.
   std::string hostile(1 << 20, '[');
   JsonValue v;
