@@ -101,8 +101,7 @@ bool readTensor(const std::string &file, const std::string &name,
                   d.text.find_first_not_of("0123456789") == std::string::npos;
     if (!digits)
       return bad("shape entry " + std::to_string(i) + " is " +
-                 (d.kind == json::Value::Kind::Number ? d.text
-                                                      : d.kindName()) +
+                 (d.kind == json::Value::Kind::Number ? d.text : d.kindName()) +
                  ", expected a non-negative integer");
     if (!d.asUint64(n) || n > uint64_t(INT64_MAX))
       return bad("shape entry " + std::to_string(i) + " (" + d.text +
@@ -147,12 +146,12 @@ bool checkLayout(const std::string &path,
   std::vector<const SafetensorsFile::Tensor *> byOffset;
   for (const SafetensorsFile::Tensor &t : tensors)
     byOffset.push_back(&t);
-  std::sort(byOffset.begin(), byOffset.end(),
-            [](const SafetensorsFile::Tensor *a,
-               const SafetensorsFile::Tensor *b) {
-              return std::make_pair(a->begin, a->end) <
-                     std::make_pair(b->begin, b->end);
-            });
+  std::sort(
+      byOffset.begin(), byOffset.end(),
+      [](const SafetensorsFile::Tensor *a, const SafetensorsFile::Tensor *b) {
+        return std::make_pair(a->begin, a->end) <
+               std::make_pair(b->begin, b->end);
+      });
   const SafetensorsFile::Tensor *previous = nullptr;
   uint64_t covered = 0;
   for (const SafetensorsFile::Tensor *t : byOffset) {

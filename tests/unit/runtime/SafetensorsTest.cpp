@@ -1,8 +1,8 @@
 // Loading a plan's weights from safetensors: names, packed sources, dtype
 // conversion, sharded checkpoints, and one test per way a checkpoint can be
 // wrong (each error names the file and, where one is at fault, the tensor).
-#include "kernels/cpu/HalfTypes.h"
 #include "runtime/Safetensors.h"
+#include "kernels/cpu/HalfTypes.h"
 #include "runtime/Weights.h"
 #include "tests/unit/runtime/SafetensorsWriter.h"
 
@@ -355,8 +355,8 @@ TEST_CASE("safetensors: tensors whose bytes overlap") {
   std::string path = dir.file("m.safetensors");
   auto offsets = goodOffsets();
   offsets[4] = {84, 108};
-  std::string bytes =
-      packSafetensors(safetensorsHeaderAt(goodTensors(), offsets), goodTensors());
+  std::string bytes = packSafetensors(
+      safetensorsHeaderAt(goodTensors(), offsets), goodTensors());
   writeFile(path, bytes.substr(0, bytes.size() - 6));
   CHECK(loadError(path) ==
         path + ": error: tensor 'out.weight' (data_offsets [84, 108)) "
@@ -378,8 +378,8 @@ TEST_CASE("safetensors: bytes that belong to no tensor") {
   // A gap of 6 bytes between norm.weight and out.weight.
   auto offsets = goodOffsets();
   offsets[4] = {96, 120};
-  std::string bytes = packSafetensors(safetensorsHeaderAt(tensors, offsets),
-                                      tensors);
+  std::string bytes =
+      packSafetensors(safetensorsHeaderAt(tensors, offsets), tensors);
   writeFile(path, bytes + std::string(6, '\0'));
   CHECK(openError(path) ==
         path + ": error: bytes [90, 96) of the data region, between tensor "
@@ -391,15 +391,15 @@ TEST_CASE("safetensors: bytes that belong to no tensor") {
     begin += 2;
     end += 2;
   }
-  writeFile(path, packSafetensors(safetensorsHeaderAt(tensors, offsets),
-                                  tensors) +
-                      "xx");
+  writeFile(path,
+            packSafetensors(safetensorsHeaderAt(tensors, offsets), tensors) +
+                "xx");
   CHECK_THAT(openError(path),
              Contains("bytes [0, 2) of the data region, before tensor "
                       "'embed.weight', belong to no tensor"));
   // After the last one: the file is longer than the header says.
-  writeFile(path, packSafetensors(safetensorsHeader(tensors), tensors) +
-                      "tail");
+  writeFile(path,
+            packSafetensors(safetensorsHeader(tensors), tensors) + "tail");
   CHECK(openError(path) ==
         path + ": error: the data region holds 118 bytes, but the last "
                "tensor 'out.weight' ends at 114: the file is longer than its "
@@ -463,8 +463,8 @@ TEST_CASE("safetensors: the header's size and first byte") {
   CHECK_THAT(openError(path), Contains("byte 8 is the end of the file"));
   // Trailing spaces pad the header so that the data is aligned.
   auto tensors = goodTensors();
-  writeFile(path, packSafetensors(safetensorsHeader(tensors) + "      ",
-                                  tensors));
+  writeFile(path,
+            packSafetensors(safetensorsHeader(tensors) + "      ", tensors));
   std::string error;
   CHECK(SafetensorsFile::open(path, error));
 }
@@ -518,8 +518,8 @@ TEST_CASE("safetensors: metadata is an object of strings") {
   TempDir dir;
   std::string path = dir.file("m.safetensors");
   auto tensors = goodTensors();
-  writeFile(path, packSafetensors(safetensorsHeader(tensors, "{\"a\":1}"),
-                                  tensors));
+  writeFile(path,
+            packSafetensors(safetensorsHeader(tensors, "{\"a\":1}"), tensors));
   CHECK(openError(path) == path + ": error: __metadata__ entry 'a' is a "
                                   "number, expected a string");
   writeFile(path, packSafetensors(safetensorsHeader(tensors, "[]"), tensors));
