@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace strata::detail {
@@ -57,6 +58,7 @@ private:
 std::string syntaxMessage(std::string_view text, size_t &index,
                           const std::string &lastToken,
                           const nlohmann::detail::exception &ex) {
+  index = std::min(index, text.size());
   if (ex.id == 406) {
     // Number overflow: nlohmann stops after the literal, which is the token.
     index = index + 1 >= lastToken.size() ? index + 1 - lastToken.size() : 0;
@@ -108,12 +110,12 @@ std::string syntaxMessage(std::string_view text, size_t &index,
   // control characters, the only bytes nlohmann would spell out); a word's
   // may hold what preceded it, so the word is walked back instead.
   if (message.compare(0, 11, "unexpected ") == 0) {
-    std::string what = message.substr(11, message.find(';') - 11);
-    if ((what == "string literal" || what == "number literal") &&
+    std::string token = message.substr(11, message.find(';') - 11);
+    if ((token == "string literal" || token == "number literal") &&
         index + 1 >= lastToken.size())
       index = index + 1 - lastToken.size();
-    else if (what == "true literal" || what == "false literal" ||
-             what == "null literal")
+    else if (token == "true literal" || token == "false literal" ||
+             token == "null literal")
       while (index > 0 && isWordChar(text[index - 1]))
         --index;
   }
