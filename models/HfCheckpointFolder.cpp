@@ -24,7 +24,8 @@ constexpr auto failure = &HfImportResult::failure;
 } // namespace
 
 HfImportResult importHfCheckpoint(const std::string &dir,
-                                  const std::string &outputPath) {
+                                  const std::string &outputPath,
+                                  const std::string &dtype) {
   try {
     fs::path dirPath(dir);
     std::string configPath = (dirPath / "config.json").string();
@@ -48,6 +49,7 @@ HfImportResult importHfCheckpoint(const std::string &dir,
 
     HfConvertOptions options;
     options.sourceDescription = configPath;
+    options.dtype = dtype;
     // "ckpt/" and "ckpt/." name the folder "ckpt".
     fs::path named = dirPath.lexically_normal();
     if (!named.has_filename() || named.filename() == ".")

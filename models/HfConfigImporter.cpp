@@ -1,183 +1,94 @@
-// Hugging Face config.json → strata model file. The JSON is read with
-// yaml-cpp (a JSON document is YAML flow syntax), so values keep their
-// positions and the scalar checks of YamlReader.h apply unchanged.
+// Hugging Face config.json -> strata model file. config.json is read as
+// strict JSON (models/JsonTree.h) into a tree that keeps every value's
+// position, so that each complaint points at the field it is about.
 #include "models/HfConfigImporter.h"
 
-#include "models/HfConfigFields.h"
+#include "models/HfConverter.h"
 #include "models/YamlReader.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <map>
-#include <optional>
 #include <set>
 
 namespace strata {
-
-using detail::Field;
-using detail::ImportError;
-using detail::YamlContext;
+namespace detail {
 
 namespace {
 
-using Arch = detail::HfArch;
-using ArchInfo = detail::HfArchInfo;
+// The converter writes per-layer lines (layer kinds, MiniMax's decay slopes
+// of every head), so the counts that size them are bounded: the largest
+// published models have under 200 layers and 128 heads, and a value far
+// beyond that is a damaged config, not a model to spend gigabytes of text on.
+constexpr int64_t kMaxLayers = 1024;
+constexpr int64_t kMaxHeads = 1024;
 
+/// A YAML double-quoted string; control characters (a folder name may hold
+/// any) are escaped so that the file stays readable.
 std::string quoted(const std::string &s) {
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\')
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
       out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
+      out += c;
+    } else if (u < 0x20 || u == 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", u);
+      out += buf;
+    } else {
+      out += c;
     }
-    out += c;
   }
   return out + "\"";
 }
 
-/// The model file under construction, one line at a time, each remembering
-/// the config field it came from: when the final import rejects a line, the
-/// message points at that field in config.json rather than at text the user
-/// never wrote.
-class YamlOut {
-public:
-  void line(const std::string &text,
-            const YAML::Mark &from = YAML::Mark::null_mark()) {
-    lines_.push_back(text);
-    marks_.push_back(from);
-  }
-  std::string text() const {
-    std::string out;
-    for (const std::string &l : lines_)
-      out += l + "\n";
-    return out;
-  }
-  /// Source of 1-based output line `line`.
-  YAML::Mark source(int line) const {
-    if (line < 1 || line > static_cast<int>(marks_.size()))
-      return YAML::Mark::null_mark();
-    return marks_[line - 1];
-  }
+} // namespace
 
-private:
-  std::vector<std::string> lines_;
-  std::vector<YAML::Mark> marks_;
-};
+std::string YamlOut::text() const {
+  std::string out;
+  for (const std::string &l : lines_)
+    out += l + "\n";
+  return out;
+}
 
-struct RopeScalingOut {
-  std::string type; // "" for none
-  Field typeField;
-  std::vector<std::pair<std::string, Field>> params;
-};
+JsonPos YamlOut::source(int line) const {
+  if (line < 1 || line > static_cast<int>(sources_.size()))
+    return {};
+  return sources_[line - 1];
+}
 
-class Converter {
-public:
-  Converter(const YamlContext &ctx, const YAML::Node &root,
-            const HfConvertOptions &options)
-      : ctx_(ctx), options_(options) {
-    root_ = Field{"", root, root.Mark()};
-  }
-
-  std::string convert(YamlOut &out);
-
-private:
-  /// The field when present and not null.
-  std::optional<Field> get(const std::string &key) const {
-    auto it = fields_.find(key);
-    if (it == fields_.end() || it->second.node.IsNull())
-      return std::nullopt;
-    return it->second;
-  }
-  Field require(const std::string &key) const {
-    auto f = get(key);
-    if (!f)
-      ctx_.fail(root_, "missing required field '" + key + "'");
-    return *f;
-  }
-  /// The validated number as written in config.json, so that no digit is
-  /// lost between the two files.
-  std::string numberText(const Field &f) const {
-    ctx_.number(f);
-    return f.node.Scalar();
-  }
-  std::string positiveNumberText(const Field &f) const {
-    ctx_.positiveNumber(f);
-    return f.node.Scalar();
-  }
-
-  void readFields();
-  const ArchInfo &readArchitecture();
-  void checkUnknownFields(const ArchInfo &arch);
-  void checkMiniMaxExtras();
-  /// MiniMax's alpha/beta factors as `residual_scale`, for the block kinds
-  /// the model has; nothing when all are 1.
-  void residualScale(YamlOut &out, bool anySoftmax, bool anyLinear);
-  std::string dtype();
-  RopeScalingOut ropeScaling();
-  std::vector<std::string> layerKinds(Arch arch, Field &from);
-  void checkUnsupportedSwitches();
-  /// The `attention:` section (softmax layers): heads, rope and its
-  /// scaling; `window` given when some layer slides.
-  void attentionSection(YamlOut &out, Arch arch, const Field &heads,
-                        int64_t headDim, const YAML::Mark &headDimMark,
-                        const std::optional<Field> &window);
-  /// The `linear_attention:` section: heads and each linear layer's
-  /// decay slopes.
-  void linearAttentionSection(YamlOut &out, const Field &heads, int64_t headDim,
-                              const YAML::Mark &headDimMark, int64_t numLayers,
-                              int64_t numHeads,
-                              const std::vector<std::string> &kinds);
-
-  const YamlContext &ctx_;
-  const HfConvertOptions &options_;
-  Field root_;
-  std::map<std::string, Field> fields_;
-  std::vector<std::string> order_;
-};
-
-void Converter::readFields() {
-  if (!root_.node.IsMap())
+void HfConverter::readFields() {
+  if (!root_.value->isObject())
     ctx_.fail(root_, "expected a JSON object at the top of config.json, got " +
-                         YamlContext::describe(root_.node));
-  for (auto it = root_.node.begin(); it != root_.node.end(); ++it) {
-    const YAML::Node &key = it->first;
-    if (!key.IsScalar())
-      ctx_.fail(key.Mark(), "expected a string key");
-    const std::string &name = key.Scalar();
-    auto prev = fields_.find(name);
-    if (prev != fields_.end())
-      ctx_.fail(key.Mark(),
-                "duplicate field '" + name + "' (first given at line " +
-                    std::to_string(prev->second.anchor.line + 1) + ")");
-    fields_[name] = Field{name, it->second, key.Mark()};
-    order_.push_back(name);
+                         HfConfigContext::describe(root_.value));
+  // The JSON reader has rejected duplicate keys.
+  for (const HfField &f : ctx_.members(root_)) {
+    fields_[f.path] = f;
+    order_.push_back(f.path);
   }
 }
 
-const ArchInfo &Converter::readArchitecture() {
-  Field f = require("architectures");
-  std::vector<Field> list = ctx_.sequence(f);
+const HfArchInfo &HfConverter::readArchitecture() {
+  HfField f = require("architectures");
+  std::vector<HfField> list = ctx_.sequence(f);
   if (list.empty())
     ctx_.fail(f, "'architectures' is empty; expected the model class, such "
                  "as \"LlamaForCausalLM\"");
   std::string name = ctx_.string(list[0]);
-  for (const ArchInfo &a : detail::hfArchitectures())
+  for (const HfArchInfo &a : hfArchitectures())
     if (name == a.name)
       return a;
   ctx_.fail(list[0], "unsupported architecture '" + name + "'; supported: " +
-                         detail::joinNames(supportedHfArchitectures()));
+                         joinNames(supportedHfArchitectures()));
 }
 
-void Converter::checkUnknownFields(const ArchInfo &arch) {
+void HfConverter::checkUnknownFields(const HfArchInfo &arch) {
   std::set<std::string> known;
-  for (const std::string &n : detail::hfHarmlessFields())
+  for (const std::string &n : hfHarmlessFields())
     known.insert(n);
-  for (const std::string &n : detail::hfMappedFields())
+  for (const std::string &n : hfMappedFields())
     known.insert(n);
-  for (const std::string &n : detail::hfArchSpecificFields(arch.arch))
+  for (const std::string &n : hfArchSpecificFields(arch.arch))
     known.insert(n);
   std::vector<std::string> unknown;
   for (const std::string &name : order_)
@@ -188,7 +99,7 @@ void Converter::checkUnknownFields(const ArchInfo &arch) {
   std::string list;
   for (size_t i = 0; i < unknown.size(); ++i)
     list += (i ? ", '" : "'") + unknown[i] + "'";
-  ctx_.fail(fields_.at(unknown[0]).anchor,
+  ctx_.fail(fields_.at(unknown[0]).keyPos,
             std::string(unknown.size() == 1 ? "unsupported field "
                                             : "unsupported fields ") +
                 list + " for " + arch.name +
@@ -196,50 +107,50 @@ void Converter::checkUnknownFields(const ArchInfo &arch) {
                 "know them");
 }
 
-void Converter::residualScale(YamlOut &out, bool anySoftmax, bool anyLinear) {
+void HfConverter::residualScale(YamlOut &out, bool anySoftmax, bool anyLinear) {
   // hfMiniMaxResidualFactors lists the original names (index 0-5) then
   // transformers' (6-11), each as full attention, linear attention, MLP
   // with alpha before beta.
-  const std::vector<std::string> &factors = detail::hfMiniMaxResidualFactors();
+  const std::vector<std::string> &factors = hfMiniMaxResidualFactors();
   struct Block {
     const char *key;
     bool present;
   } blocks[] = {{"attention", anySoftmax},
                 {"linear_attention", anyLinear},
                 {"mlp", true}};
-  std::vector<std::pair<std::string, YAML::Mark>> lines;
+  std::vector<std::pair<std::string, JsonPos>> lines;
   for (int blk = 0; blk < 3; ++blk) {
     std::string entry;
-    YAML::Mark mark = YAML::Mark::null_mark();
+    JsonPos from;
     for (int which = 0; which < 2; ++which) {
       const std::string &original = factors[2 * blk + which];
       const std::string &renamed = factors[6 + 2 * blk + which];
-      std::optional<Field> a = get(original), b = get(renamed);
+      std::optional<HfField> a = get(original), b = get(renamed);
       if (a && b && ctx_.number(*a) != ctx_.number(*b))
-        ctx_.fail(*b, "'" + renamed + "' is " + b->node.Scalar() + " but '" +
-                          original + "' is " + a->node.Scalar() +
+        ctx_.fail(*b, "'" + renamed + "' is " + b->value->text + " but '" +
+                          original + "' is " + a->value->text +
                           "; they name the same factor");
-      std::optional<Field> f = b ? b : a;
+      std::optional<HfField> f = b ? b : a;
       if (!f || ctx_.number(*f) == 1.0)
         continue;
       entry += std::string(entry.empty() ? "" : ", ") +
-               (which == 0 ? "alpha: " : "beta: ") + f->node.Scalar();
-      mark = f->mark();
+               (which == 0 ? "alpha: " : "beta: ") + f->value->text;
+      from = f->pos();
     }
     if (!entry.empty() && blocks[blk].present)
       lines.push_back(
-          {"  " + std::string(blocks[blk].key) + ": {" + entry + "}", mark});
+          {"  " + std::string(blocks[blk].key) + ": {" + entry + "}", from});
   }
   if (lines.empty())
     return;
   out.line("residual_scale:");
-  for (const auto &[text, mark] : lines)
-    out.line(text, mark);
+  for (const auto &[text, pos] : lines)
+    out.line(text, pos);
 }
 
 /// MiniMax fields that v1 cannot express unless they have their neutral
 /// value.
-void Converter::checkMiniMaxExtras() {
+void HfConverter::checkMiniMaxExtras() {
   // transformers' MiniMax layers always continue the residual stream from
   // the normed input (the original code's postnorm); the converted file says
   // `residual: normed`, so a config that asks for the other form is wrong.
@@ -250,27 +161,27 @@ void Converter::checkMiniMaxExtras() {
   // The MLP is a mixture of experts. With one expert, routed to by every
   // token (a softmax over one logit is exactly 1), it is a dense MLP; the
   // weights loader maps that expert's tensors.
-  Field experts = require("num_local_experts");
+  HfField experts = require("num_local_experts");
   if (ctx_.positiveInt(experts) > 1)
     ctx_.fail(experts, "mixture-of-experts MLPs are not supported "
                        "('num_local_experts' is " +
-                           experts.node.Scalar() + "; only 1 is)");
-  Field perToken = require("num_experts_per_tok");
+                           experts.value->text + "; only 1 is)");
+  HfField perToken = require("num_experts_per_tok");
   if (ctx_.positiveInt(perToken) != 1)
-    ctx_.fail(perToken, "'num_experts_per_tok' is " + perToken.node.Scalar() +
+    ctx_.fail(perToken, "'num_experts_per_tok' is " + perToken.value->text +
                             "; with a single expert it must be 1");
   if (auto f = get("shared_intermediate_size"))
     if (ctx_.integer(*f) != 0)
       ctx_.fail(*f, "shared-expert MLPs are not supported "
                     "('shared_intermediate_size' is " +
-                        f->node.Scalar() + ")");
+                        f->value->text + ")");
   if (auto f = get("sliding_window"))
     ctx_.fail(*f, "'sliding_window' is not supported for MiniMaxForCausalLM");
 }
 
-std::string Converter::dtype() {
-  std::optional<Field> f = get("dtype");
-  std::optional<Field> legacy = get("torch_dtype");
+std::string HfConverter::configDtype() {
+  std::optional<HfField> f = get("dtype");
+  std::optional<HfField> legacy = get("torch_dtype");
   if (f && legacy && ctx_.string(*f) != ctx_.string(*legacy))
     ctx_.fail(*legacy, "'torch_dtype' (" + ctx_.string(*legacy) +
                            ") and 'dtype' (" + ctx_.string(*f) + ") disagree");
@@ -289,117 +200,54 @@ std::string Converter::dtype() {
                     "'; supported: bfloat16, float16, float32");
 }
 
-RopeScalingOut Converter::ropeScaling() {
-  RopeScalingOut out;
-  std::optional<Field> scaling = get("rope_scaling");
-  std::optional<Field> params = get("rope_parameters");
-  if (scaling && params)
-    ctx_.fail(*params, "both 'rope_scaling' and 'rope_parameters' are given; "
-                       "expected one of them");
-  std::optional<Field> src = scaling ? scaling : params;
-  if (!src)
-    return out;
-  if (!src->node.IsMap())
-    ctx_.fail(*src, "expected an object for '" + src->path + "', got " +
-                        YamlContext::describe(src->node));
-  std::map<std::string, Field> entries;
-  std::vector<std::string> order;
-  for (auto it = src->node.begin(); it != src->node.end(); ++it) {
-    std::string key = it->first.Scalar();
-    if (entries.count(key))
-      ctx_.fail(it->first.Mark(),
-                "duplicate field '" + src->path + "." + key + "'");
-    entries[key] = Field{src->path + "." + key, it->second, it->first.Mark()};
-    order.push_back(key);
-  }
-  auto entry = [&](const std::string &key) -> std::optional<Field> {
-    auto it = entries.find(key);
-    if (it == entries.end() || it->second.node.IsNull())
-      return std::nullopt;
-    return it->second;
-  };
-  std::optional<Field> type = entry("rope_type");
-  if (auto legacy = entry("type")) {
-    if (type && ctx_.string(*type) != ctx_.string(*legacy))
-      ctx_.fail(*legacy,
-                "'" + legacy->path + "' and '" + type->path + "' disagree");
-    if (!type)
-      type = legacy;
-  }
-  std::string kind = type ? ctx_.string(*type) : "default";
-  if (!type && src->path == "rope_scaling")
-    ctx_.fail(*src, "missing 'rope_type' in 'rope_scaling'");
-  std::vector<std::string> required;
-  if (kind == "linear")
-    required = {"factor"};
-  else if (kind == "llama3")
-    required = {"factor", "low_freq_factor", "high_freq_factor",
-                "original_max_position_embeddings"};
-  else if (kind != "default")
-    ctx_.fail(*type, "unsupported rope scaling type '" + kind + "' in '" +
-                         type->path + "'; supported: default, linear, llama3");
-
-  // rope_parameters also carries the base and the partial rotary factor in
-  // newer configs; Converter::convert reads those.
-  std::set<std::string> allowed = {"rope_type", "type"};
-  if (src->path == "rope_parameters") {
-    allowed.insert("rope_theta");
-    allowed.insert("partial_rotary_factor");
-  }
-  for (const std::string &r : required)
-    allowed.insert(r);
-  for (const std::string &key : order)
-    if (!allowed.count(key))
-      ctx_.fail(entries.at(key).anchor, "unsupported field '" + src->path +
-                                            "." + key + "' for rope type '" +
-                                            kind + "'");
-  if (kind == "default")
-    return out;
-  out.type = kind;
-  out.typeField = *type;
-  for (const std::string &r : required) {
-    std::optional<Field> f = entry(r);
-    if (!f)
-      ctx_.fail(*src, "missing '" + r + "' in '" + src->path +
-                          "' (required by rope type '" + kind + "')");
-    out.params.push_back({r, *f});
-  }
-  return out;
+void HfConverter::checkPerLayer(const HfField &f,
+                                const std::vector<HfField> &list,
+                                int64_t numLayers) const {
+  if (static_cast<int64_t>(list.size()) != numLayers)
+    ctx_.fail(f, "'" + f.path + "' has " + std::to_string(list.size()) +
+                     " entries but 'num_hidden_layers' is " +
+                     std::to_string(numLayers) +
+                     "; expected one entry per layer");
 }
 
 /// The kind of every layer, or an empty list when all are full attention.
 /// `from` is set to the field the list came from.
-std::vector<std::string> Converter::layerKinds(Arch arch, Field &from) {
+std::vector<std::string> HfConverter::layerKinds(HfArch arch, int64_t numLayers,
+                                                 HfField &from) {
   std::vector<std::string> kinds;
   if (auto f = get("layer_types")) {
     from = *f;
-    for (const Field &e : ctx_.sequence(*f)) {
+    std::vector<HfField> list = ctx_.sequence(*f);
+    checkPerLayer(*f, list, numLayers);
+    for (const HfField &e : list) {
       std::string k = ctx_.string(e);
       bool linear = k == "linear_attention";
       if (k != "full_attention" && k != "sliding_attention" && !linear)
         ctx_.fail(e, "unsupported layer type '" + k + "' in '" + e.path +
                          "'; supported: full_attention, sliding_attention, "
                          "linear_attention");
-      if (linear && arch != Arch::MiniMax)
+      if (linear && arch != HfArch::MiniMax)
         ctx_.fail(e, "'linear_attention' layers are supported for "
                      "MiniMaxForCausalLM only");
       kinds.push_back(k);
     }
   }
-  if (arch == Arch::MiniMax) {
-    std::optional<Field> list = get("attn_type_list");
+  if (arch == HfArch::MiniMax) {
+    std::optional<HfField> list = get("attn_type_list");
     if (!list && kinds.empty())
       ctx_.fail(root_, "missing required field 'attn_type_list' (or "
                        "'layer_types'); MiniMax configs state which layers "
                        "are linear");
     if (list) {
       std::vector<std::string> fromList;
-      for (const Field &e : ctx_.sequence(*list)) {
+      std::vector<HfField> entries = ctx_.sequence(*list);
+      checkPerLayer(*list, entries, numLayers);
+      for (const HfField &e : entries) {
         int64_t v = ctx_.integer(e);
         if (v != 0 && v != 1)
           ctx_.fail(e, "expected 0 (linear attention) or 1 (softmax "
                        "attention) in '" +
-                           e.path + "', got " + e.node.Scalar());
+                           e.path + "', got " + e.value->text);
         fromList.push_back(v ? "full_attention" : "linear_attention");
       }
       if (kinds.empty()) {
@@ -413,21 +261,20 @@ std::vector<std::string> Converter::layerKinds(Arch arch, Field &from) {
   }
   if (!kinds.empty())
     return kinds;
-  if (arch == Arch::Qwen3) {
+  if (arch == HfArch::Qwen3) {
     // transformers' rule: with use_sliding_window and a window, layers from
     // max_window_layers on are sliding, the ones before are full.
     auto use = get("use_sliding_window");
     if (!use || !ctx_.boolean(*use) || !get("sliding_window"))
       return kinds;
-    std::optional<Field> maxWindow = get("max_window_layers");
+    std::optional<HfField> maxWindow = get("max_window_layers");
     if (!maxWindow)
       ctx_.fail(*use, "'use_sliding_window' true needs 'max_window_layers' "
                       "(or 'layer_types') to tell which layers are sliding");
     int64_t first = ctx_.integer(*maxWindow);
     if (first < 0)
       ctx_.fail(*maxWindow, "'max_window_layers' must be at least 0, got " +
-                                maxWindow->node.Scalar());
-    int64_t numLayers = ctx_.positiveInt(require("num_hidden_layers"));
+                                maxWindow->value->text);
     for (int64_t i = 0; i < numLayers; ++i)
       kinds.push_back(i >= first ? "sliding_attention" : "full_attention");
     from = *maxWindow;
@@ -442,7 +289,7 @@ std::vector<std::string> Converter::layerKinds(Arch arch, Field &from) {
 }
 
 /// Switches whose non-default value the format cannot express.
-void Converter::checkUnsupportedSwitches() {
+void HfConverter::checkUnsupportedSwitches() {
   if (auto f = get("hidden_act")) {
     std::string act = ctx_.string(*f);
     if (act != "silu")
@@ -462,154 +309,40 @@ void Converter::checkUnsupportedSwitches() {
                     "MLP biases");
 }
 
-void Converter::attentionSection(YamlOut &out, Arch arch, const Field &heads,
-                                 int64_t headDim, const YAML::Mark &headDimMark,
-                                 const std::optional<Field> &window) {
-  RopeScalingOut scaling = ropeScaling();
-  std::optional<Field> theta = get("rope_theta");
-  std::optional<Field> partial = get("partial_rotary_factor");
-  if (auto params = get("rope_parameters")) {
-    if (params->node.IsMap()) {
-      auto inner = [&](const std::string &key) -> std::optional<Field> {
-        YAML::Node n = params->node[key];
-        if (!n || n.IsNull())
-          return std::nullopt;
-        return Field{"rope_parameters." + key, n, n.Mark()};
-      };
-      for (auto [name, slot] : {std::pair<const char *, std::optional<Field> *>{
-                                    "rope_theta", &theta},
-                                {"partial_rotary_factor", &partial}}) {
-        if (auto f = inner(name)) {
-          if (*slot)
-            ctx_.fail(*f, "'" + std::string(name) +
-                              "' is given both at the top level and in "
-                              "'rope_parameters'");
-          *slot = f;
-        }
-      }
-    }
-  }
-  if (!theta)
-    ctx_.fail(root_, "missing required field 'rope_theta'");
-  std::string thetaText = positiveNumberText(*theta);
-
-  std::optional<int64_t> rotaryDim;
-  YAML::Mark rotaryMark;
-  if (partial) {
-    double f = ctx_.positiveNumber(*partial);
-    double r = f * static_cast<double>(headDim);
-    double rounded = std::round(r);
-    if (std::fabs(r - rounded) > 1e-9 * std::max(1.0, r) ||
-        static_cast<int64_t>(rounded) % 2 != 0 || rounded > headDim ||
-        rounded < 2)
-      ctx_.fail(*partial, "'" + partial->path + "' " + partial->node.Scalar() +
-                              " times head_dim " + std::to_string(headDim) +
-                              " is not an even number of rotated "
-                              "elements between 2 and head_dim");
-    rotaryDim = static_cast<int64_t>(rounded);
-    rotaryMark = partial->mark();
-  }
-  if (auto f = get("rotary_dim")) {
-    if (rotaryDim)
-      ctx_.fail(*f, "both 'rotary_dim' and 'partial_rotary_factor' are "
-                    "given; expected one of them");
-    rotaryDim = ctx_.positiveInt(*f);
-    rotaryMark = f->mark();
-    // The original MiniMax code rotated the first rotary_dim elements;
-    // transformers' MiniMaxForCausalLM ignores the field and rotates the
-    // whole head, so only the value that changes nothing is accepted.
-    if (arch == Arch::MiniMax && *rotaryDim != headDim)
-      ctx_.fail(*f, "'rotary_dim' " + f->node.Scalar() +
-                        " differs from head_dim " + std::to_string(headDim) +
-                        ": MiniMaxForCausalLM rotates the whole head");
-  }
-
-  out.line("", YAML::Mark::null_mark());
-  out.line("attention:");
-  out.line("  num_heads: " + heads.node.Scalar(), heads.mark());
-  if (auto f = get("num_key_value_heads"))
-    out.line("  num_kv_heads: " + std::to_string(ctx_.positiveInt(*f)),
-             f->mark());
-  out.line("  head_dim: " + std::to_string(headDim), headDimMark);
-  if (arch == Arch::Qwen3)
-    out.line("  qk_norm: true");
-  if (window)
-    out.line("  sliding_window: " + std::to_string(ctx_.positiveInt(*window)),
-             window->mark());
-  out.line("  rope:");
-  out.line("    theta: " + thetaText, theta->mark());
-  if (rotaryDim && *rotaryDim != headDim)
-    out.line("    rotary_dim: " + std::to_string(*rotaryDim), rotaryMark);
-  if (!scaling.type.empty()) {
-    out.line("    scaling:");
-    out.line("      type: " + scaling.type, scaling.typeField.mark());
-    for (const auto &[key, f] : scaling.params) {
-      std::string v = key == "original_max_position_embeddings"
-                          ? std::to_string(ctx_.positiveInt(f))
-                          : positiveNumberText(f);
-      out.line("      " + key + ": " + v, f.mark());
-    }
-  }
-}
-
-void Converter::linearAttentionSection(YamlOut &out, const Field &heads,
-                                       int64_t headDim,
-                                       const YAML::Mark &headDimMark,
-                                       int64_t numLayers, int64_t numHeads,
-                                       const std::vector<std::string> &kinds) {
-  out.line("", YAML::Mark::null_mark());
-  out.line("linear_attention:");
-  out.line("  num_heads: " + heads.node.Scalar(), heads.mark());
-  out.line("  head_dim: " + std::to_string(headDim), headDimMark);
-  // transformers' lightning layers normalise their output with the
-  // RMSNorm default epsilon, not rms_norm_eps.
-  out.line("  norm_eps: 1.0e-6");
-  // The per-layer decay as transformers computes it:
-  // 2^(-8(h+1)/H) * (1 - l/(L - 1 + 1e-5) + 1e-5), which differs from
-  // the original code's `minimax` scheme (ALiBi slopes, l/(L - 1)).
-  out.line("  decay_slopes:");
-  for (int64_t l = 0; l < numLayers; ++l) {
-    if (kinds[size_t(l)] != "linear_attention")
-      continue;
-    double factor = 1.0 - double(l) / (double(numLayers) - 1.0 + 1e-5) + 1e-5;
-    std::string list;
-    for (int64_t h = 0; h < numHeads; ++h) {
-      double slope =
-          std::exp2(-8.0 * double(h + 1) / double(numHeads)) * factor;
-      char buf[40];
-      std::snprintf(buf, sizeof buf, "%.17e", slope);
-      list += (h ? ", " : "") + std::string(buf);
-    }
-    out.line("    - [" + list + "]  # layer " + std::to_string(l));
-  }
-}
-
-std::string Converter::convert(YamlOut &out) {
+std::string HfConverter::convert(YamlOut &out) {
   readFields();
-  const ArchInfo &arch = readArchitecture();
+  const HfArchInfo &arch = readArchitecture();
   checkUnknownFields(arch);
-  if (arch.arch == Arch::MiniMax)
+  if (arch.arch == HfArch::MiniMax)
     checkMiniMaxExtras();
 
   checkUnsupportedSwitches();
 
-  Field vocab = require("vocab_size");
-  Field hidden = require("hidden_size");
-  Field layers = require("num_hidden_layers");
-  Field heads = require("num_attention_heads");
-  Field inter = require("intermediate_size");
-  Field eps = require("rms_norm_eps");
-  Field maxPos = require("max_position_embeddings");
+  HfField vocab = require("vocab_size");
+  HfField hidden = require("hidden_size");
+  HfField layers = require("num_hidden_layers");
+  HfField heads = require("num_attention_heads");
+  HfField inter = require("intermediate_size");
+  HfField eps = require("rms_norm_eps");
+  HfField maxPos = require("max_position_embeddings");
   int64_t hiddenSize = ctx_.positiveInt(hidden);
-  int64_t numLayers = ctx_.positiveInt(layers);
-  int64_t numHeads = ctx_.positiveInt(heads);
+  int64_t numLayers = ctx_.positiveInt(layers, kMaxLayers);
+  int64_t numHeads = ctx_.positiveInt(heads, kMaxHeads);
   ctx_.positiveInt(vocab);
   ctx_.positiveInt(inter);
   ctx_.positiveInt(maxPos);
   std::string epsText = positiveNumberText(eps);
-  std::string dt = dtype();
+  std::string fromConfig = configDtype();
+  std::string dt =
+      options_.dtype.empty() ? hfDefaultDtype(fromConfig) : options_.dtype;
+  if (options_.dtype.empty() && dt != fromConfig && !fromConfig.empty())
+    note_ = ctx_.file() + ": note: the checkpoint's dtype is " +
+            ctx_.string(get("dtype") ? *get("dtype") : *get("torch_dtype")) +
+            "; the model file says " + dt +
+            ", and the weights are converted to it when loaded (--dtype " +
+            fromConfig + " keeps them as they are)";
 
-  std::optional<Field> headDimField = get("head_dim");
+  std::optional<HfField> headDimField = get("head_dim");
   int64_t headDim;
   if (headDimField) {
     headDim = ctx_.positiveInt(*headDimField);
@@ -621,18 +354,18 @@ std::string Converter::convert(YamlOut &out) {
                            ") and there is no 'head_dim'");
     headDim = hiddenSize / numHeads;
   }
-  YAML::Mark headDimMark = headDimField ? headDimField->mark() : heads.mark();
+  JsonPos headDimPos = headDimField ? headDimField->pos() : heads.pos();
 
-  Field kindsFrom;
-  std::vector<std::string> kinds = layerKinds(arch.arch, kindsFrom);
+  HfField kindsFrom;
+  std::vector<std::string> kinds = layerKinds(arch.arch, numLayers, kindsFrom);
   bool anySoftmax = kinds.empty(), anyLinear = false, anySliding = false;
   for (const std::string &k : kinds) {
     anySoftmax |= k != "linear_attention";
     anyLinear |= k == "linear_attention";
     anySliding |= k == "sliding_attention";
   }
-  std::optional<Field> window = get("sliding_window");
-  if (arch.arch == Arch::Qwen3) {
+  std::optional<HfField> window = get("sliding_window");
+  if (arch.arch == HfArch::Qwen3) {
     // Qwen3 ignores the window unless use_sliding_window is set.
     auto use = get("use_sliding_window");
     if (!use || !ctx_.boolean(*use))
@@ -648,21 +381,22 @@ std::string Converter::convert(YamlOut &out) {
   out.line("format: strata-model/v1");
   out.line("name: " + quoted(options_.name));
   out.line(std::string("family: ") + arch.family);
-  if (!dt.empty()) {
-    auto f = get("dtype") ? get("dtype") : get("torch_dtype");
-    out.line("dtype: " + dt, f->mark());
+  {
+    std::optional<HfField> f = get("dtype") ? get("dtype") : get("torch_dtype");
+    out.line("dtype: " + dt,
+             f && options_.dtype.empty() ? f->pos() : JsonPos{});
   }
-  out.line("", YAML::Mark::null_mark());
-  out.line("vocab_size: " + vocab.node.Scalar(), vocab.mark());
-  out.line("hidden_size: " + hidden.node.Scalar(), hidden.mark());
-  out.line("num_layers: " + layers.node.Scalar(), layers.mark());
-  out.line("max_position_embeddings: " + maxPos.node.Scalar(), maxPos.mark());
-  out.line("norm_eps: " + epsText, eps.mark());
+  out.line("", JsonPos{});
+  out.line("vocab_size: " + vocab.value->text, vocab.pos());
+  out.line("hidden_size: " + hidden.value->text, hidden.pos());
+  out.line("num_layers: " + layers.value->text, layers.pos());
+  out.line("max_position_embeddings: " + maxPos.value->text, maxPos.pos());
+  out.line("norm_eps: " + epsText, eps.pos());
   if (auto f = get("tie_word_embeddings"))
     out.line(std::string("tie_word_embeddings: ") +
                  (ctx_.boolean(*f) ? "true" : "false"),
-             f->mark());
-  if (arch.arch == Arch::MiniMax) {
+             f->pos());
+  if (arch.arch == HfArch::MiniMax) {
     out.line("residual: normed");
     residualScale(out, anySoftmax, anyLinear);
   }
@@ -675,25 +409,29 @@ std::string Converter::convert(YamlOut &out) {
                               kindsFrom.path == "sliding_window"
                           ? "layer_pattern"
                           : "layer_types";
-    out.line(std::string(key) + ": [" + list + "]", kindsFrom.mark());
+    out.line(std::string(key) + ": [" + list + "]", kindsFrom.pos());
   }
 
   if (anySoftmax)
-    attentionSection(out, arch.arch, heads, headDim, headDimMark,
+    attentionSection(out, arch.arch, heads, headDim, headDimPos,
                      anySliding ? window : std::nullopt);
   if (anyLinear)
-    linearAttentionSection(out, heads, headDim, headDimMark, numLayers,
-                           numHeads, kinds);
+    linearAttentionSection(out, heads, headDim, headDimPos, numLayers, numHeads,
+                           kinds);
 
-  out.line("", YAML::Mark::null_mark());
+  out.line("", JsonPos{});
   out.line("mlp:");
-  out.line("  intermediate_size: " + inter.node.Scalar(), inter.mark());
-  out.line("", YAML::Mark::null_mark());
+  out.line("  intermediate_size: " + inter.value->text, inter.pos());
+  out.line("", JsonPos{});
   out.line("weights:");
   out.line("  source: safetensors");
   out.line("  path: " + quoted(options_.weightsPath));
   return out.text();
 }
+
+} // namespace detail
+
+namespace {
 
 constexpr auto failure = &HfImportResult::failure;
 
@@ -704,10 +442,14 @@ size_t firstNonBlank(const std::string &text) {
 
 } // namespace
 
+std::string hfDefaultDtype(const std::string &configDtype) {
+  return configDtype == "f16" ? "f16" : "bf16";
+}
+
 const std::vector<std::string> &supportedHfArchitectures() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
-    for (const ArchInfo &a : detail::hfArchitectures())
+    for (const detail::HfArchInfo &a : detail::hfArchitectures())
       v.push_back(a.name);
     return v;
   }();
@@ -717,16 +459,19 @@ const std::vector<std::string> &supportedHfArchitectures() {
 HfImportResult convertHfConfig(const std::string &json,
                                const std::string &displayName,
                                const HfConvertOptions &options) {
-  YamlContext ctx(displayName);
   try {
+    if (!options.dtype.empty() && options.dtype != "bf16" &&
+        options.dtype != "f16" && options.dtype != "f32")
+      return failure(displayName, 0, 0,
+                     "unsupported dtype '" + options.dtype +
+                         "' requested; supported: bf16, f16, f32");
     if (json.find('\0') != std::string::npos)
       return failure(displayName, 0, 0,
                      "unexpected NUL byte; expected JSON text");
     size_t start = firstNonBlank(json);
     if (start == std::string::npos)
       return failure(displayName, 0, 0, "config file is empty");
-    // yaml-cpp would also take YAML that is not JSON; a config.json always
-    // starts with an object.
+    // A config.json always holds one object.
     if (json[start] != '{') {
       int line = 1 + static_cast<int>(
                          std::count(json.begin(), json.begin() + start, '\n'));
@@ -736,9 +481,14 @@ HfImportResult convertHfConfig(const std::string &json,
       return failure(displayName, line, column,
                      "invalid JSON: expected '{' at the start of config.json");
     }
-    YAML::Node root = YAML::Load(json);
-    YamlOut out;
-    Converter converter(ctx, root, options);
+    detail::JsonValue root;
+    detail::JsonSyntaxError syntax;
+    if (!detail::parseStrictJson(json, root, syntax))
+      return failure(displayName, syntax.pos.line, syntax.pos.column,
+                     syntax.message);
+    detail::HfConfigContext ctx(displayName);
+    detail::YamlOut out;
+    detail::HfConverter converter(ctx, root, options);
     HfImportResult r;
     r.yaml = converter.convert(out);
     // The importer is the judge of what the format accepts; its complaint is
@@ -746,23 +496,16 @@ HfImportResult convertHfConfig(const std::string &json,
     ImportResult check =
         importModelString(r.yaml, displayName + " (converted)");
     if (!check.ok) {
-      YAML::Mark from = out.source(check.diag.line);
-      if (from.is_null())
-        return failure(displayName, 0, 0, check.diag.message);
-      return failure(displayName, from.line + 1, from.column + 1,
-                     check.diag.message);
+      detail::JsonPos from = out.source(check.diag.line);
+      return failure(displayName, from.line, from.column, check.diag.message);
     }
     r.ok = true;
+    r.note = converter.note();
     return r;
-  } catch (const ImportError &e) {
+  } catch (const detail::ImportError &e) {
     HfImportResult r;
     r.diag = e.diag;
     return r;
-  } catch (const YAML::Exception &e) {
-    if (e.mark.is_null())
-      return failure(displayName, 0, 0, "invalid JSON: " + e.msg);
-    return failure(displayName, e.mark.line + 1, e.mark.column + 1,
-                   "invalid JSON: " + e.msg);
   } catch (const std::exception &e) {
     return failure(displayName, 0, 0,
                    std::string("cannot convert config: ") + e.what());

@@ -29,6 +29,10 @@ struct HfConvertOptions {
   std::string weightsPath = "model.safetensors";
   /// Where the config came from, for the header comment.
   std::string sourceDescription = "config.json";
+  /// The model file's `dtype` ("bf16", "f16" or "f32"); empty for the
+  /// default: the config's dtype when it is bfloat16 or float16, bf16 when
+  /// it is float32 or absent (hfDefaultDtype).
+  std::string dtype;
 };
 
 /// Result of a conversion: `ok` tells which of `yaml` and `diag` is
@@ -38,6 +42,10 @@ struct HfImportResult {
   /// The model file's text.
   std::string yaml;
   Diagnostic diag;
+  /// One line for the user when the conversion chose something they may
+  /// not expect (a float32 checkpoint computed in bf16), else empty:
+  /// "FILE: note: ...".
+  std::string note;
 
   /// A failed result whose diagnostic points at file:line:column (0 when
   /// unknown).
@@ -55,6 +63,13 @@ struct HfImportResult {
 /// The architectures (`architectures[0]`) the converter understands.
 const std::vector<std::string> &supportedHfArchitectures();
 
+/// The model file's dtype for a checkpoint whose config says `configDtype`
+/// ("bf16", "f16", "f32", or "" when it says nothing), as serving engines
+/// load checkpoints by default: 16-bit checkpoints in their own dtype,
+/// float32 ones (and those that do not say) in bf16, which halves the
+/// memory and the bytes every decode step reads.
+std::string hfDefaultDtype(const std::string &configDtype);
+
 /// Converts the text of a config.json; `displayName` names it in
 /// diagnostics.
 HfImportResult convertHfConfig(const std::string &json,
@@ -66,9 +81,10 @@ HfImportResult convertHfConfig(const std::string &json,
 /// standard output). The weights are `dir`/model.safetensors.index.json or,
 /// failing that, `dir`/model.safetensors; their path is made relative to
 /// the output file's directory (absolute for standard output). The name is
-/// the folder's name.
+/// the folder's name; `dtype` is HfConvertOptions::dtype.
 HfImportResult importHfCheckpoint(const std::string &dir,
-                                  const std::string &outputPath);
+                                  const std::string &outputPath,
+                                  const std::string &dtype = "");
 
 } // namespace strata
 

@@ -2,7 +2,9 @@
 
 #include "runtime/JsonLite.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -39,6 +41,19 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 }
 
 namespace {
+
+/// The reference implementation refuses larger headers; real ones are a
+/// few hundred kilobytes at most.
+constexpr uint64_t kMaxHeaderBytes = 100000000;
+
+std::string byteText(uint8_t b) {
+  char buf[16];
+  if (b >= 0x20 && b < 0x7F)
+    std::snprintf(buf, sizeof buf, "'%c'", char(b));
+  else
+    std::snprintf(buf, sizeof buf, "0x%02X", unsigned(b));
+  return buf;
+}
 
 bool parseDType(const std::string &s, SafetensorsDType &out) {
   if (s == "BF16")
@@ -79,13 +94,22 @@ bool readTensor(const std::string &file, const std::string &name,
     return bad("shape is not an array");
   // A product that overflowed would let a bogus shape pass the size check.
   uint64_t elements = 1;
-  for (const json::Value &d : shape->array) {
+  for (size_t i = 0; i < shape->array.size(); ++i) {
+    const json::Value &d = shape->array[i];
     uint64_t n = 0;
+    bool digits = d.kind == json::Value::Kind::Number &&
+                  d.text.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits)
+      return bad("shape entry " + std::to_string(i) + " is " +
+                 (d.kind == json::Value::Kind::Number ? d.text : d.kindName()) +
+                 ", expected a non-negative integer");
     if (!d.asUint64(n) || n > uint64_t(INT64_MAX))
-      return bad("shape has an entry that is not a non-negative integer");
+      return bad("shape entry " + std::to_string(i) + " (" + d.text +
+                 ") is too large");
     t.shape.push_back(int64_t(n));
-    if (n && elements > UINT64_MAX / n / 4)
-      return bad("shape " + shapeText(t.shape) + " is too large");
+    if (n && elements > UINT64_MAX / n / byteWidth(t.dtype))
+      return bad("shape " + shapeText(t.shape) +
+                 " is too large: its size in bytes overflows 64 bits");
     elements *= n;
   }
   if (!offsets->isArray() || offsets->array.size() != 2 ||
@@ -103,6 +127,63 @@ bool readTensor(const std::string &file, const std::string &name,
                std::to_string(t.end - t.begin) + " bytes, but shape " +
                shapeText(t.shape) + " of " + toString(t.dtype) + " needs " +
                std::to_string(expected));
+  return true;
+}
+
+std::string rangeText(const SafetensorsFile::Tensor &t) {
+  return "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + ")";
+}
+
+/// The tensors must tile the data region: in offset order, each starts
+/// where the previous one ended, the first at 0, the last at the end. As in
+/// the reference implementation, there are neither gaps nor overlaps (a
+/// writer aligns the data by padding the header with spaces instead), so
+/// every byte belongs to exactly one tensor: overlapping tensors would
+/// alias each other's values, and unused bytes could hide anything.
+bool checkLayout(const std::string &path,
+                 const std::vector<SafetensorsFile::Tensor> &tensors,
+                 uint64_t dataSize, std::string &error) {
+  std::vector<const SafetensorsFile::Tensor *> byOffset;
+  for (const SafetensorsFile::Tensor &t : tensors)
+    byOffset.push_back(&t);
+  std::sort(
+      byOffset.begin(), byOffset.end(),
+      [](const SafetensorsFile::Tensor *a, const SafetensorsFile::Tensor *b) {
+        return std::make_pair(a->begin, a->end) <
+               std::make_pair(b->begin, b->end);
+      });
+  const SafetensorsFile::Tensor *previous = nullptr;
+  uint64_t covered = 0;
+  for (const SafetensorsFile::Tensor *t : byOffset) {
+    if (t->begin < covered) {
+      error = path + ": error: tensor '" + t->name + "' (data_offsets " +
+              rangeText(*t) + ") overlaps tensor '" + previous->name + "' " +
+              rangeText(*previous) +
+              "; every byte of the data region belongs to one tensor";
+      return false;
+    }
+    if (t->begin > covered) {
+      error = path + ": error: bytes [" + std::to_string(covered) + ", " +
+              std::to_string(t->begin) + ") of the data region, " +
+              (previous ? "between tensor '" + previous->name + "' and "
+                        : std::string("before ")) +
+              "tensor '" + t->name +
+              "', belong to no tensor; the format has no gaps between "
+              "tensors";
+      return false;
+    }
+    covered = t->end;
+    previous = t;
+  }
+  if (covered != dataSize) {
+    error = path + ": error: the data region holds " +
+            std::to_string(dataSize) + " bytes, but " +
+            (previous ? "the last tensor '" + previous->name + "' ends at " +
+                            std::to_string(covered)
+                      : std::string("the header lists no tensor")) +
+            ": the file is longer than its header describes";
+    return false;
+  }
   return true;
 }
 
@@ -152,8 +233,22 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
             "safetensors file";
     return nullptr;
   }
+  if (headerSize > kMaxHeaderBytes) {
+    error = path + ": error: header size " + std::to_string(headerSize) +
+            " is larger than the format's limit of " +
+            std::to_string(kMaxHeaderBytes) + " bytes";
+    return nullptr;
+  }
   std::string_view header(reinterpret_cast<const char *>(bytes + 8),
                           headerSize);
+  // The format requires it; anything else is not a safetensors header.
+  if (header.empty() || header[0] != '{') {
+    error = path + ": error: the header does not start with '{' (byte 8 " +
+            (header.empty() ? std::string("is the end of the file")
+                            : "is " + byteText(uint8_t(header[0]))) +
+            "): not a safetensors file";
+    return nullptr;
+  }
   json::Value root;
   std::string jsonError;
   // Offsets in messages count from the start of the file.
@@ -192,6 +287,8 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
     file->byName_[name] = file->tensors_.size();
     file->tensors_.push_back(std::move(t));
   }
+  if (!checkLayout(path, file->tensors_, dataSize, error))
+    return nullptr;
   return file;
 }
 

@@ -4,7 +4,9 @@
 #include "kernels/cpu/SamplingRef.h"
 #include "runtime/RandomWeights.h"
 #include "runtime/Safetensors.h"
+#include "runtime/WeightScan.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -158,6 +160,52 @@ void convertInto(SafetensorsDType srcType, const uint8_t *src, int64_t count,
   const uint64_t in = byteWidth(srcType), out = plan::byteWidth(dtype);
   for (int64_t i = 0; i < count; ++i)
     store(dtype, loadValue(srcType, src + i * in), dst + i * out);
+}
+
+/// A value for messages: "NaN", "+Inf", "-Inf", or the number.
+std::string valueText(SafetensorsDType dtype, const uint8_t *src) {
+  float v = loadValue(dtype, src);
+  if (std::isnan(v))
+    return "NaN";
+  if (std::isinf(v))
+    return v > 0 ? "+Inf" : "-Inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", double(v));
+  return buf;
+}
+
+/// Converts elements [first, first + count) of checkpoint tensor `e` to
+/// `dtype` at `dst`, checking the values on the way: every source value
+/// must be finite, and must stay finite in `dtype`. Chunks keep each piece
+/// in cache between the scan, the conversion and the overflow scan.
+bool loadChecked(const SafetensorsCheckpoint::Entry &e, int64_t first,
+                 int64_t count, plan::DType dtype, uint8_t *dst,
+                 std::string &error) {
+  constexpr int64_t kChunk = 1 << 14;
+  const SafetensorsDType srcType = e.tensor->dtype;
+  const uint64_t in = byteWidth(srcType), out = plan::byteWidth(dtype);
+  const bool canOverflow =
+      !sameType(srcType, dtype) && conversionCanOverflow(srcType, dtype);
+  const uint8_t *base = e.file->data(*e.tensor);
+  for (int64_t at = 0; at < count; at += kChunk) {
+    const int64_t n = std::min(kChunk, count - at);
+    const uint8_t *src = base + uint64_t(first + at) * in;
+    uint8_t *to = dst + uint64_t(at) * out;
+    auto fail = [&](int64_t bad, const std::string &why) {
+      error = e.file->path() + ": error: tensor '" + e.tensor->name + "' " +
+              elementText(e.tensor->shape, first + at + bad) + " is " +
+              valueText(srcType, src + uint64_t(bad) * in) + why;
+      return false;
+    };
+    if (int64_t bad = findNonFinite(srcType, src, n); bad >= 0)
+      return fail(bad, "");
+    convertInto(srcType, src, n, dtype, to);
+    if (canOverflow)
+      if (int64_t bad = findInfinite(dtype, to, n); bad >= 0)
+        return fail(bad, ", which overflows the model's dtype " +
+                             std::string(plan::toString(dtype)));
+  }
+  return true;
 }
 
 /// Where the values of one plan tensor come from: rows of one checkpoint
@@ -471,17 +519,17 @@ bool WeightStore::streamSafetensors(const plan::Plan &plan,
     for (const Part &p : parts[i]) {
       const SafetensorsCheckpoint::Entry &e = *p.source.entry;
       int64_t count = plan::numElements(p.shape);
-      const uint8_t *src = e.file->data(*e.tensor);
       if (p.source.rows.empty()) {
-        convertInto(e.tensor->dtype, src, count, w.dtype, dst);
+        if (!loadChecked(e, 0, count, w.dtype, dst, error))
+          return false;
       } else {
         // Rows of the checkpoint tensor, each as wide as the plan tensor's.
         const int64_t rowElems = count / p.shape[0];
-        const uint64_t in = byteWidth(e.tensor->dtype);
         uint8_t *out = dst;
         for (auto [first, n] : p.source.rows) {
-          convertInto(e.tensor->dtype, src + uint64_t(first * rowElems) * in,
-                      n * rowElems, w.dtype, out);
+          if (!loadChecked(e, first * rowElems, n * rowElems, w.dtype, out,
+                           error))
+            return false;
           out += uint64_t(n * rowElems) * plan::byteWidth(w.dtype);
         }
       }

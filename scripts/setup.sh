@@ -10,8 +10,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${STRATA_BUILD_DIR:-$root/build}
 
 packages=(cmake ninja-build g++ clang-16 python3 libyaml-cpp-dev
-          libboost-graph-dev catch2 llvm-16-dev llvm-16-tools libmlir-16-dev
-          mlir-16-tools)
+          nlohmann-json3-dev libboost-graph-dev catch2 llvm-16-dev
+          llvm-16-tools libmlir-16-dev mlir-16-tools)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

@@ -331,6 +331,47 @@ TEST_CASE("other accepted spellings", "[models][hf]") {
   }
 }
 
+TEST_CASE("the model's dtype: 16-bit as the config says, float32 as bf16",
+          "[models][hf]") {
+  auto convert = [](const std::string &configDtype,
+                    const std::string &requested) {
+    std::string json = kMistral7B;
+    if (configDtype.empty())
+      json = replaced(json, "  \"torch_dtype\": \"bfloat16\",\n", "");
+    else
+      json = replaced(json, "\"bfloat16\"", "\"" + configDtype + "\"");
+    HfConvertOptions options;
+    options.dtype = requested;
+    HfImportResult r = convertHfConfig(json, "ckpt/config.json", options);
+    INFO("diagnostic: " << r.diag.str());
+    REQUIRE(r.ok);
+    ImportResult imported = importModelString(r.yaml, "m.yaml");
+    REQUIRE(imported.ok);
+    return std::make_pair(imported.spec.dtype, r.note);
+  };
+  CHECK(convert("bfloat16", "") == std::make_pair(DType::BF16, std::string()));
+  CHECK(convert("float16", "") == std::make_pair(DType::F16, std::string()));
+  CHECK(convert("", "") == std::make_pair(DType::BF16, std::string()));
+  // The one default that converts says so.
+  auto [dtype, note] = convert("float32", "");
+  CHECK(dtype == DType::BF16);
+  CHECK(note == "ckpt/config.json: note: the checkpoint's dtype is float32; "
+                "the model file says bf16, and the weights are converted to "
+                "it when loaded (--dtype f32 keeps them as they are)");
+  // What the user asks for is what they get, without a note.
+  CHECK(convert("float32", "f32") ==
+        std::make_pair(DType::F32, std::string()));
+  CHECK(convert("bfloat16", "f16") ==
+        std::make_pair(DType::F16, std::string()));
+  CHECK(convert("", "f32") == std::make_pair(DType::F32, std::string()));
+  HfConvertOptions bad;
+  bad.dtype = "fp8";
+  HfImportResult r = convertHfConfig(kMistral7B, "config.json", bad);
+  CHECK_FALSE(r.ok);
+  CHECK(r.diag.message ==
+        "unsupported dtype 'fp8' requested; supported: bf16, f16, f32");
+}
+
 TEST_CASE("the generated file names its source and weights", "[models][hf]") {
   HfConvertOptions options;
   options.name = "Llama-3.2-1B";
@@ -417,6 +458,54 @@ TEST_CASE("MiniMax features beyond v1", "[models][hf][errors]") {
                 3, 25, "expected 0 (linear attention) or 1 (softmax");
 }
 
+TEST_CASE("per-layer lists have one entry per layer", "[models][hf][errors]") {
+  // Shorter than num_hidden_layers (4): the decay slopes of every layer
+  // used to be read past the end of the list.
+  expectHfError(replaced(kMiniMaxSmall, "\"attn_type_list\": [0, 0, 0, 1],",
+                         "\"attn_type_list\": [0, 1],"),
+                3, 21,
+                "'attn_type_list' has 2 entries but 'num_hidden_layers' is "
+                "4; expected one entry per layer");
+  std::string layerTypes = replaced(
+      kMiniMaxSmall, "\"attn_type_list\": [0, 0, 0, 1],",
+      "\"layer_types\": [\"linear_attention\", \"full_attention\"],");
+  expectHfError(layerTypes, 3, 18,
+                "'layer_types' has 2 entries but 'num_hidden_layers' is 4");
+  // Longer is as wrong as shorter.
+  expectHfError(replaced(kMiniMaxSmall, "\"attn_type_list\": [0, 0, 0, 1],",
+                         "\"attn_type_list\": [0, 0, 0, 1, 1],"),
+                3, 21,
+                "'attn_type_list' has 5 entries but 'num_hidden_layers' is 4");
+  // With both lists, the wrong length is reported rather than a
+  // disagreement.
+  expectHfError(replaced(kMiniMaxSmall, "\"attn_type_list\": [0, 0, 0, 1],",
+                         "\"attn_type_list\": [0, 0, 0], \"layer_types\": "
+                         "[\"linear_attention\", \"linear_attention\", "
+                         "\"linear_attention\", \"full_attention\"],"),
+                3, 21,
+                "'attn_type_list' has 3 entries but 'num_hidden_layers' is 4");
+  // Every architecture's layer_types.
+  expectHfError(replaced(kLlama32_1B, "\"use_cache\": true,",
+                         "\"use_cache\": true, \"layer_types\": "
+                         "[\"full_attention\"],"),
+                31, 37,
+                "'layer_types' has 1 entries but 'num_hidden_layers' is 16");
+}
+
+TEST_CASE("counts that size the model file are bounded",
+          "[models][hf][errors]") {
+  expectHfError(replaced(kMiniMaxSmall, "\"num_hidden_layers\": 4,",
+                         "\"num_hidden_layers\": 2000000000,"),
+                18, 24,
+                "value 2000000000 for 'num_hidden_layers' is too large; the "
+                "largest supported value is 1024");
+  expectHfError(replaced(kMiniMaxSmall, "\"num_attention_heads\": 8,",
+                         "\"num_attention_heads\": 1048576,"),
+                16, 26,
+                "value 1048576 for 'num_attention_heads' is too large; the "
+                "largest supported value is 1024");
+}
+
 TEST_CASE("activations, biases and dtypes", "[models][hf][errors]") {
   expectHfError(replaced(kMistral7B, "\"silu\"", "\"gelu\""), 5, 17,
                 "unsupported activation 'gelu' in 'hidden_act'; supported: "
@@ -457,10 +546,94 @@ TEST_CASE("invalid JSON", "[models][hf][errors]") {
                 "invalid JSON: expected '{' at the start of config.json");
   expectHfError(replaced(kMistral7B, "\"use_cache\": true,",
                          "\"use_cache\": true, \"vocab_size\": 5,"),
-                21, 3, "duplicate field 'vocab_size' (first given at line 20)");
+                21, 3, "duplicate key 'vocab_size' (first given at line 20)");
   HfImportResult empty = convertHfConfig(" \n", "config.json", {});
   CHECK_FALSE(empty.ok);
   CHECK(empty.diag.str() == "config.json: error: config file is empty");
+}
+
+TEST_CASE("config.json is strict JSON", "[models][hf][errors]") {
+  // What a YAML reader took for JSON: trailing commas, comments, single
+  // quotes, bare words, NaN and Infinity.
+  expectHfError(replaced(kMistral7B, "\"vocab_size\": 32000\n",
+                         "\"vocab_size\": 32000,\n"),
+                21, 22, "invalid JSON: trailing comma before '}'");
+  expectHfError(replaced(kMistral7B, "[\"MistralForCausalLM\"]",
+                         "[\"MistralForCausalLM\",]"),
+                2, 41, "invalid JSON: trailing comma before ']'");
+  expectHfError(replaced(kMistral7B, "\"bos_token_id\": 1,",
+                         "\"bos_token_id\": 1, // <s>"),
+                3, 22, "invalid JSON: comments are not allowed in JSON");
+  expectHfError(replaced(kMistral7B, "\"silu\"", "'silu'"), 5, 17,
+                "invalid JSON: single quotes are not allowed in JSON");
+  expectHfError(replaced(kMistral7B, "\"silu\"", "silu"), 5, 17,
+                "invalid JSON: invalid literal 'silu'");
+  expectHfError(replaced(kMistral7B, "\"tie_word_embeddings\": false",
+                         "\"tie_word_embeddings\": False"),
+                17, 26, "invalid JSON: invalid literal 'False'");
+  expectHfError(replaced(kMistral7B, "\"rope_theta\": 10000.0",
+                         "\"rope_theta\": NaN"),
+                15, 17, "invalid JSON: 'NaN' is not a JSON number");
+  // Also in a field the converter ignores.
+  expectHfError(replaced(kMistral7B, "\"initializer_range\": 0.02",
+                         "\"initializer_range\": -Infinity"),
+                7, 24, "invalid JSON: '-Infinity' is not a JSON number");
+  expectHfError(replaced(kMistral7B, "\"initializer_range\": 0.02",
+                         "\"initializer_range\": 1e400"),
+                7, 24, "invalid JSON: number 1e400 is out of range for a "
+                       "double");
+  expectHfError(replaced(kMistral7B, "\"model_type\": \"mistral\"",
+                         "\"model_type\": \"mistr\xff" "al\""),
+                10, 23, "invalid JSON: invalid string: ill-formed UTF-8 byte");
+  // Duplicate keys anywhere, not only at the top level.
+  expectHfError(replaced(kLlama32_1B, "\"factor\": 32.0,",
+                         "\"factor\": 32.0, \"factor\": 8.0,"),
+                21, 21,
+                "duplicate key 'rope_scaling.factor' (first given at line 21)");
+  expectHfError(replaced(kMistral7B, "\"use_cache\": true,",
+                         "\"use_cache\": true, \"auto_map\": {\"a\": \"x\", "
+                         "\"a\": \"y\"},"),
+                20, 45, "duplicate key 'auto_map.a' (first given at line 20)");
+  expectHfError(replaced(kMistral7B, "\"use_cache\": true,",
+                         "\"use_cache\": true, \"auto_map\": " +
+                             std::string(100, '[') + std::string(100, ']') +
+                             ","),
+                20, 97, "nesting deeper than 64 levels");
+}
+
+TEST_CASE("config.json numbers must fit the field", "[models][hf][errors]") {
+  // 2^63 does not fit an int64; 1e-400 is not the value written.
+  expectHfError(replaced(kMistral7B, "\"hidden_size\": 4096",
+                         "\"hidden_size\": 9223372036854775808"),
+                6, 18,
+                "integer 9223372036854775808 for 'hidden_size' is out of "
+                "range");
+  expectHfError(replaced(kMistral7B, "\"rms_norm_eps\": 1e-05",
+                         "\"rms_norm_eps\": 1e-400"),
+                14, 19,
+                "number 1e-400 for 'rms_norm_eps' is out of the range of a "
+                "double");
+  expectHfError(replaced(kMistral7B, "\"hidden_act\": \"silu\"",
+                         "\"hidden_act\": 5"),
+                5, 17, "expected a string for 'hidden_act', got '5'");
+  expectHfError(replaced(kMistral7B, "\"tie_word_embeddings\": false",
+                         "\"tie_word_embeddings\": \"false\""),
+                17, 26,
+                "expected true or false for 'tie_word_embeddings', got the "
+                "string \"false\"");
+}
+
+TEST_CASE("valid JSON that a YAML reader refused converts", "[models][hf]") {
+  // Python's json module escapes characters beyond the BMP as surrogate
+  // pairs; keys may be longer than YAML's 1024-character limit.
+  std::string json = replaced(kMistral7B, "\"use_cache\": true,",
+                              "\"use_cache\": true, \"_name_or_path\": "
+                              "\"model \\ud83d\\ude00\",");
+  convertAndImport(json);
+  std::string longKey(2000, 'k');
+  expectHfError(replaced(kMistral7B, "\"use_cache\": true,",
+                         "\"use_cache\": true, \"" + longKey + "\": 1,"),
+                20, 22, "unsupported field '" + longKey + "'");
 }
 
 TEST_CASE("checkpoint folders", "[models][hf]") {

@@ -1,6 +1,7 @@
 // Loading a plan's weights from safetensors: names, packed sources, dtype
 // conversion, sharded checkpoints, and one test per way a checkpoint can be
 // wrong (each error names the file and, where one is at fault, the tensor).
+#include "runtime/Safetensors.h"
 #include "kernels/cpu/HalfTypes.h"
 #include "runtime/Weights.h"
 #include "tests/unit/runtime/SafetensorsWriter.h"
@@ -8,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <filesystem>
 
 using namespace strata;
 using namespace strata::testing;
@@ -329,4 +331,198 @@ TEST_CASE("safetensors: an index naming a missing shard") {
   // A shard holding a tensor the index does not list for it.
   writeFile(index, "{\"weight_map\":{\"embed.weight\":\"a.safetensors\"}}");
   CHECK_THAT(loadError(index), Contains("tensor 'q.weight' is not listed"));
+}
+
+namespace {
+
+/// goodTensors() laid out back to back: their offsets.
+std::vector<std::pair<uint64_t, uint64_t>> goodOffsets() {
+  return {{0, 48}, {48, 72}, {72, 84}, {84, 90}, {90, 114}};
+}
+
+std::string openError(const std::string &path) {
+  std::string error;
+  CHECK(!SafetensorsFile::open(path, error));
+  return error;
+}
+
+} // namespace
+
+TEST_CASE("safetensors: tensors whose bytes overlap") {
+  // out.weight (24 bytes) starts inside norm.weight: both would read some
+  // of the same bytes, and the loads used to succeed with wrong values.
+  TempDir dir;
+  std::string path = dir.file("m.safetensors");
+  auto offsets = goodOffsets();
+  offsets[4] = {84, 108};
+  std::string bytes = packSafetensors(
+      safetensorsHeaderAt(goodTensors(), offsets), goodTensors());
+  writeFile(path, bytes.substr(0, bytes.size() - 6));
+  CHECK(loadError(path) ==
+        path + ": error: tensor 'out.weight' (data_offsets [84, 108)) "
+               "overlaps tensor 'norm.weight' [84, 90); every byte of the "
+               "data region belongs to one tensor");
+  // Two tensors on the same bytes.
+  offsets = goodOffsets();
+  offsets[2] = {48, 60};
+  writeFile(path, packSafetensors(safetensorsHeaderAt(goodTensors(), offsets),
+                                  goodTensors()));
+  CHECK_THAT(openError(path), Contains("tensor 'q.weight' (data_offsets [48, "
+                                       "72)) overlaps tensor 'k.weight'"));
+}
+
+TEST_CASE("safetensors: bytes that belong to no tensor") {
+  TempDir dir;
+  std::string path = dir.file("m.safetensors");
+  auto tensors = goodTensors();
+  // A gap of 6 bytes between norm.weight and out.weight.
+  auto offsets = goodOffsets();
+  offsets[4] = {96, 120};
+  std::string bytes =
+      packSafetensors(safetensorsHeaderAt(tensors, offsets), tensors);
+  writeFile(path, bytes + std::string(6, '\0'));
+  CHECK(openError(path) ==
+        path + ": error: bytes [90, 96) of the data region, between tensor "
+               "'norm.weight' and tensor 'out.weight', belong to no tensor; "
+               "the format has no gaps between tensors");
+  // Before the first tensor.
+  offsets = goodOffsets();
+  for (auto &[begin, end] : offsets) {
+    begin += 2;
+    end += 2;
+  }
+  writeFile(path,
+            packSafetensors(safetensorsHeaderAt(tensors, offsets), tensors) +
+                "xx");
+  CHECK_THAT(openError(path),
+             Contains("bytes [0, 2) of the data region, before tensor "
+                      "'embed.weight', belong to no tensor"));
+  // After the last one: the file is longer than the header says.
+  writeFile(path,
+            packSafetensors(safetensorsHeader(tensors), tensors) + "tail");
+  CHECK(openError(path) ==
+        path + ": error: the data region holds 118 bytes, but the last "
+               "tensor 'out.weight' ends at 114: the file is longer than its "
+               "header describes");
+  writeFile(path, packSafetensors("{}", {}) + "tail");
+  CHECK_THAT(openError(path), Contains("the data region holds 4 bytes, but "
+                                       "the header lists no tensor"));
+}
+
+TEST_CASE("safetensors: the header's order need not be the data's") {
+  // The format does not order the header (the reference implementation
+  // sorts by offset): tensors listed out of data order load as usual.
+  TempDir dir;
+  std::string path = dir.file("m.safetensors");
+  auto tensors = goodTensors();
+  auto offsets = goodOffsets();
+  std::vector<StTensor> listed = {tensors[4], tensors[0], tensors[3],
+                                  tensors[1], tensors[2]};
+  std::vector<std::pair<uint64_t, uint64_t>> listedOffsets = {
+      offsets[4], offsets[0], offsets[3], offsets[1], offsets[2]};
+  writeFile(path, packSafetensors(safetensorsHeaderAt(listed, listedOffsets),
+                                  tensors));
+  std::string error;
+  auto store = WeightStore::fromSafetensors(smallPlan(), path, error);
+  INFO(error);
+  REQUIRE(store);
+  for (int w = 0; w < 4; ++w)
+    CHECK(store->bytes(w) == expected(w));
+  // Empty tensors hold no bytes, wherever they sit.
+  std::vector<StTensor> withEmpty = tensors;
+  withEmpty.insert(withEmpty.begin() + 2, StTensor{"empty", "F32", {0, 3}, {}});
+  writeSafetensors(path, withEmpty);
+  auto file = SafetensorsFile::open(path, error);
+  INFO(error);
+  REQUIRE(file);
+  CHECK(file->find("empty")->begin == 72);
+  CHECK(file->find("empty")->end == 72);
+}
+
+TEST_CASE("safetensors: the header's size and first byte") {
+  TempDir dir;
+  std::string path = dir.file("m.safetensors");
+  // A size beyond the reference implementation's limit, inside a (sparse)
+  // file long enough for it.
+  std::string bytes(8, '\0');
+  uint64_t size = 100000001;
+  for (int i = 0; i < 8; ++i)
+    bytes[size_t(i)] = char((size >> (8 * i)) & 0xFF);
+  writeFile(path, bytes + "{");
+  std::filesystem::resize_file(path, 8 + size + 16);
+  CHECK(openError(path) == path + ": error: header size 100000001 is larger "
+                                  "than the format's limit of 100000000 bytes");
+  // The header must start with '{': not a safetensors file otherwise.
+  writeFile(path, packSafetensors(" {}", {}));
+  CHECK(openError(path) == path + ": error: the header does not start with "
+                                  "'{' (byte 8 is ' '): not a safetensors "
+                                  "file");
+  writeFile(path, packSafetensors("[]", {}));
+  CHECK_THAT(openError(path), Contains("(byte 8 is '['): not a safetensors"));
+  writeFile(path, packSafetensors("", {}));
+  CHECK_THAT(openError(path), Contains("byte 8 is the end of the file"));
+  // Trailing spaces pad the header so that the data is aligned.
+  auto tensors = goodTensors();
+  writeFile(path,
+            packSafetensors(safetensorsHeader(tensors) + "      ", tensors));
+  std::string error;
+  CHECK(SafetensorsFile::open(path, error));
+}
+
+TEST_CASE("safetensors: a tensor named twice") {
+  TempDir dir;
+  std::string path = dir.file("m.safetensors");
+  auto tensors = goodTensors();
+  tensors[1].name = "embed.weight";
+  writeSafetensors(path, tensors);
+  CHECK_THAT(openError(path), Contains(path + ": error: bad JSON header: at "
+                                              "byte") &&
+                                  Contains("duplicate key \"embed.weight\""));
+}
+
+TEST_CASE("safetensors: shapes that are not sizes") {
+  TempDir dir;
+  std::string path = dir.file("m.safetensors");
+  auto tensors = goodTensors();
+  auto withShape = [&](const std::string &shape) {
+    std::string header = safetensorsHeader(tensors);
+    std::string from = "\"norm.weight\":{\"dtype\":\"BF16\",\"shape\":[3]";
+    size_t at = header.find(from);
+    REQUIRE(at != std::string::npos);
+    header.replace(at, from.size(),
+                   "\"norm.weight\":{\"dtype\":\"BF16\",\"shape\":" + shape);
+    writeFile(path, packSafetensors(header, tensors));
+    return openError(path);
+  };
+  CHECK(withShape("[-3]") ==
+        path + ": error: tensor 'norm.weight': shape entry 0 is -3, expected "
+               "a non-negative integer");
+  CHECK_THAT(withShape("[3.0]"), Contains("shape entry 0 is 3.0, expected a "
+                                          "non-negative integer"));
+  CHECK_THAT(withShape("[1, \"3\"]"),
+             Contains("shape entry 1 is a string, expected a non-negative "
+                      "integer"));
+  CHECK_THAT(withShape("[9223372036854775808]"),
+             Contains("shape entry 0 (9223372036854775808) is too large"));
+  CHECK_THAT(withShape("[18446744073709551616]"),
+             Contains("shape entry 0 (18446744073709551616) is too large"));
+  // Each entry fits, their product in bytes does not: an overflowed product
+  // could match the offsets.
+  CHECK_THAT(withShape("[4294967296, 4294967296]"),
+             Contains("shape [4294967296, 4294967296] is too large: its size "
+                      "in bytes overflows 64 bits"));
+  CHECK_THAT(withShape("{}"), Contains("shape is not an array"));
+}
+
+TEST_CASE("safetensors: metadata is an object of strings") {
+  TempDir dir;
+  std::string path = dir.file("m.safetensors");
+  auto tensors = goodTensors();
+  writeFile(path,
+            packSafetensors(safetensorsHeader(tensors, "{\"a\":1}"), tensors));
+  CHECK(openError(path) == path + ": error: __metadata__ entry 'a' is a "
+                                  "number, expected a string");
+  writeFile(path, packSafetensors(safetensorsHeader(tensors, "[]"), tensors));
+  CHECK(openError(path) == path + ": error: __metadata__ is an array, "
+                                  "expected an object of strings");
 }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -37,6 +38,24 @@ inline std::string safetensorsHeader(const std::vector<StTensor> &tensors,
     h += "],\"data_offsets\":[" + std::to_string(offset) + "," +
          std::to_string(offset + t.bytes.size()) + "]}";
     offset += t.bytes.size();
+  }
+  return h + "}";
+}
+
+/// The JSON header of `tensors` with the data offsets given, in order, for
+/// tests of layouts the writer above never makes.
+inline std::string
+safetensorsHeaderAt(const std::vector<StTensor> &tensors,
+                    const std::vector<std::pair<uint64_t, uint64_t>> &offsets) {
+  std::string h = "{";
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const StTensor &t = tensors[i];
+    h += (i ? "," : "") + std::string("\"") + t.name + "\":{\"dtype\":\"" +
+         t.dtype + "\",\"shape\":[";
+    for (size_t d = 0; d < t.shape.size(); ++d)
+      h += (d ? "," : "") + std::to_string(t.shape[d]);
+    h += "],\"data_offsets\":[" + std::to_string(offsets[i].first) + "," +
+         std::to_string(offsets[i].second) + "]}";
   }
   return h + "}";
 }
