@@ -30,9 +30,15 @@ HfImportResult importHfCheckpoint(const std::string &dir,
     fs::path dirPath(dir);
     std::string configPath = (dirPath / "config.json").string();
     std::error_code ec;
-    if (fs::is_directory(configPath, ec))
+    // Opening a FIFO would block until a writer appears; only regular
+    // files are read.
+    fs::file_status status = fs::status(configPath, ec);
+    if (fs::is_directory(status))
+      return failure(configPath, 0, 0, "is a directory, not a config file");
+    if (fs::exists(status) && !fs::is_regular_file(status))
       return failure(configPath, 0, 0,
-                     "cannot open config file: Is a directory");
+                     "is not a regular file (a FIFO, socket or device); "
+                     "give a config.json");
     std::ifstream in(configPath, std::ios::binary);
     if (!in)
       return failure(configPath, 0, 0,

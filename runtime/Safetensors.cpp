@@ -1,14 +1,13 @@
 #include "runtime/Safetensors.h"
 
 #include "runtime/JsonLite.h"
+#include "runtime/plan/InputFile.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -191,6 +190,11 @@ bool checkLayout(const std::string &path,
 
 std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
                                                        std::string &error) {
+  // Named before it is opened: opening a FIFO would block.
+  uint64_t size = 0;
+  error = plan::checkRegularFile(path, "safetensors file", size);
+  if (!error.empty())
+    return nullptr;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     error = path + ": error: cannot open: " + std::strerror(errno);
@@ -326,16 +330,14 @@ SafetensorsCheckpoint::open(const std::string &path, std::string &error) {
     return ckpt;
   }
 
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": error: cannot open: " + std::strerror(errno);
+  // An index lists tensor names and shard files: megabytes at most.
+  std::string text;
+  if (!plan::readRegularFile(path, "checkpoint index", uint64_t(1) << 28, text,
+                             error))
     return nullptr;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
   json::Value root;
   std::string jsonError;
-  if (!json::parse(text.str(), root, jsonError)) {
+  if (!json::parse(text, root, jsonError)) {
     error = path + ": error: bad JSON: " + jsonError;
     return nullptr;
   }
