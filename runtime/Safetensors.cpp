@@ -355,6 +355,19 @@ SafetensorsCheckpoint::open(const std::string &path, std::string &error) {
           path + ": error: weight_map entry '" + name + "' is not a file name";
       return nullptr;
     }
+    // Shards lie beside the index (or below it): an index cannot make the
+    // loader open files elsewhere.
+    std::filesystem::path shardName(shard.text);
+    bool inside = shardName.is_relative();
+    for (const std::filesystem::path &part : shardName)
+      inside = inside && part != "..";
+    if (!inside) {
+      error = path + ": error: weight_map puts tensor '" + name + "' in '" +
+              shard.text +
+              "', outside the index's folder; shards are named relative to "
+              "it, without '..'";
+      return nullptr;
+    }
     auto it = shards.find(shard.text);
     if (it == shards.end()) {
       std::string shardPath = (dir / shard.text).lexically_normal().string();

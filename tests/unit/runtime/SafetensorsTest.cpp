@@ -331,6 +331,17 @@ TEST_CASE("safetensors: an index naming a missing shard") {
   // A shard holding a tensor the index does not list for it.
   writeFile(index, "{\"weight_map\":{\"embed.weight\":\"a.safetensors\"}}");
   CHECK_THAT(loadError(index), Contains("tensor 'q.weight' is not listed"));
+  // Shards lie in the index's folder or below it.
+  const std::vector<std::string> outsiders = {
+      "../a.safetensors", dir.file("a.safetensors"), "sub/../../a.safetensors"};
+  for (const std::string &outside : outsiders) {
+    writeFile(index, "{\"weight_map\":{\"embed.weight\":\"" + outside + "\"}}");
+    CHECK(loadError(index) ==
+          index + ": error: weight_map puts tensor 'embed.weight' in '" +
+              outside +
+              "', outside the index's folder; shards are named relative to "
+              "it, without '..'");
+  }
 }
 
 namespace {
