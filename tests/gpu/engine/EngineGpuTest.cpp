@@ -192,3 +192,33 @@ TEST_CASE("the CUDA backend refuses a generic (unfused) plan",
   REQUIRE_FALSE(engine);
   CHECK_THAT(error, Catch::Contains("strata compile --emit=fused"));
 }
+
+TEST_CASE("the CUDA backend refuses a KV pool larger than the device, "
+          "saying by how much",
+          "[gpu][engine]") {
+  plan::Plan plan = loadPlan("tiny-llama");
+  EngineOptions options;
+  options.device = Device::Cuda;
+  // 2^31-1 blocks of 4 layers x 2 heads x 16 x 64 bf16 for K and V: 64 TiB.
+  options.kvBlocks = 2147483647;
+  std::string error;
+  auto engine = Engine::create(plan, options, error);
+  REQUIRE(engine);
+  GenerationRequest r;
+  r.prompt = {1, 2, 3};
+  r.maxNewTokens = 2;
+  std::vector<GenerationResult> results;
+  GenerationTimings timings;
+  REQUIRE_FALSE(engine->generate({r}, results, timings, error));
+  CHECK_THAT(error,
+             Catch::StartsWith("cuda: the KV cache of 2147483647 blocks needs "
+                               "64.00 TiB of device memory (KV cache 64.00 "
+                               "TiB), ") &&
+                 Catch::EndsWith(" available"));
+  // The engine stays usable with a pool that fits.
+  options.kvBlocks = 0;
+  engine = Engine::create(plan, options, error);
+  REQUIRE(engine);
+  REQUIRE(engine->generate({r}, results, timings, error));
+  CHECK(results[0].tokens.size() == 2);
+}
