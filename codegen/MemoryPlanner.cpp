@@ -25,6 +25,16 @@ bool deadBefore(const BufferRequest &a, const BufferRequest &b,
 
 } // namespace
 
+std::optional<uint64_t>
+arenaWithoutReuse(const std::vector<BufferRequest> &buffers) {
+  uint64_t total = 0;
+  for (const BufferRequest &b : buffers)
+    if (b.bytes > UINT64_MAX - (kArenaAlignment - 1) ||
+        __builtin_add_overflow(total, alignUp(b.bytes), &total))
+      return std::nullopt;
+  return total;
+}
+
 bool buffersConflict(const BufferRequest &a, const BufferRequest &b,
                      const HappensBefore &before) {
   return !deadBefore(a, b, before) && !deadBefore(b, a, before);
