@@ -96,7 +96,9 @@ def fuzz(args):
     files = sorted(os.path.join(artifacts, n)
                    for n in set(os.listdir(artifacts)) - before)
     if code == 0 and not files:
-        stats = [l for l in output.splitlines() if l.startswith("stat::number_of_executed_units")]
+        # The final stats, or a fork-mode run's last status line.
+        stats = [l for l in output.splitlines()
+                 if l.startswith("stat::number_of_executed_units") or l.startswith("#")]
         print("fuzz: nothing found (%s)" % (stats[-1] if stats else "no stats"))
         return 0
     # A --keep-going run's log is long; its findings are in the files.
