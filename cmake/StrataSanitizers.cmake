@@ -19,8 +19,8 @@ if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
                       "libclang-rt-16-dev); configure with CC=clang-16 "
                       "CXX=clang++-16")
 endif()
-# nvcc-compiled code would not be instrumented, and the CUDA driver's
-# allocations confuse LeakSanitizer: the sanitizer build is the CPU build.
+# nvcc-compiled code would not be instrumented, and the host code it would
+# bring is what the CPU build already runs: the sanitizer build is CPU-only.
 if(STRATA_HAVE_CUDA)
   message(FATAL_ERROR "strata: the sanitizer build is CPU-only; configure it "
                       "with -DSTRATA_ENABLE_CUDA=OFF")

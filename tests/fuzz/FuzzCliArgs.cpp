@@ -1,8 +1,9 @@
 // Command-line arguments through the tools' parser (tools/common/ArgParser.h)
 // with the options of `strata run` / `strata-run`, and the value parsers
 // every option value goes through. The input is the argument list, split at
-// NUL bytes. A parse that succeeds must hand back what was given; a value
-// parser that accepts must return a value within the asked range.
+// NUL bytes. A rejected command line must say why; a value parser that
+// accepts must have been given a whole value and return one within the
+// asked range.
 #include "tests/fuzz/FuzzCheck.h"
 #include "tools/common/ArgParser.h"
 #include "tools/common/RunCommand.h"
