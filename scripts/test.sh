@@ -20,4 +20,15 @@ STRATA_CMAKE_ARGS="-DSTRATA_ENABLE_CUDA=OFF -DSTRATA_SANITIZE=ON -DSTRATA_ENABLE
   "$root/scripts/setup.sh"
 cmake --build "$san" -j "$(nproc)"
 cd "$san"
-ctest --output-on-failure -j "$(nproc)"
+# The CPU reference runs several times slower under ASan: the engine's three
+# longest end-to-end equivalence tests would take over ten minutes of the
+# sanitizer run, so they run in the normal build only here.
+# STRATA_SAN_FULL=1 (or `ctest --test-dir build-san`) runs them too.
+slow='^engine-tests:(a batch of sequences equals each sequence alone'
+slow+='|chunked prefill equals one prefill'
+slow+='|decoding after a prefill equals prefilling the whole sequence)$'
+if [ "${STRATA_SAN_FULL:-0}" = 1 ]; then
+  ctest --output-on-failure -j "$(nproc)"
+else
+  ctest --output-on-failure -j "$(nproc)" -E "$slow"
+fi
