@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Longer fuzzing runs than the seconds ctest gives each target
-# (docs/testing.md). Configures and builds the sanitizer build when needed.
+# Longer fuzzing runs than ctest's short ones (docs/testing.md). Configures
+# and builds the sanitizer build when needed.
 #
 #   scripts/fuzz.sh [-t SECONDS] [-j JOBS] [-k] [TARGET...]
 #                                        fuzz (default: every target, 300 s
@@ -10,7 +10,8 @@
 #                                        run inputs once (a finding, a
 #                                        regression or a pending input)
 #   scripts/fuzz.sh --pending            replay tests/fuzz/pending/*/ (inputs
-#                                        that still fail, awaiting a fix)
+#                                        that still fail, awaiting a fix;
+#                                        exit code 1 while any does)
 #   scripts/fuzz.sh --list               the targets
 #
 # Targets: model-yaml, model-compile, hf-config, jsonlite, safetensors, plan,

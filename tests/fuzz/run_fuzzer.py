@@ -27,12 +27,14 @@ import shutil
 import subprocess
 import sys
 
-# What libFuzzer and the sanitizers print, by kind of finding.
+# What libFuzzer and the sanitizers print, by kind of finding; where two
+# match at the same place (an ASan report that is an allocation failure),
+# the earlier entry names it.
 KINDS = [
     ("timeout", re.compile(r"ERROR: libFuzzer: timeout")),
     ("oom", re.compile(r"ERROR: libFuzzer: out-of-memory|"
-                       r"requested allocation size .* exceeds|"
-                       r"allocator is out of memory")),
+                       r"ERROR: AddressSanitizer: (requested allocation size|"
+                       r"out of memory|allocation-size-too-big)")),
     ("leak", re.compile(r"ERROR: LeakSanitizer")),
     ("ubsan", re.compile(r"runtime error: ")),
     ("crash", re.compile(r"ERROR: AddressSanitizer|ERROR: libFuzzer: "
