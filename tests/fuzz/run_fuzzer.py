@@ -15,8 +15,8 @@ a sanitizer report, a leak or a hang (an input running longer than
 --timeout seconds, default 10).
 
 Exit code 0 when nothing was found, else 1 after naming the finding and
-how to reproduce it; libFuzzer's own codes (77 for a leak or an
-out-of-memory) never reach ctest, which could read 77 as "skipped". With
+how to reproduce it: libFuzzer's own codes differ by kind (77 for a leak or
+an out-of-memory, the GPU tests' code for "skipped"; 70 for a timeout). With
 --expect KIND (crash, ubsan, oom, leak or timeout), replay succeeds only
 when every input gives a finding of that kind: the driver's self-test.
 """
