@@ -25,6 +25,16 @@ bool deadBefore(const BufferRequest &a, const BufferRequest &b,
 
 } // namespace
 
+std::optional<uint64_t>
+arenaWithoutReuse(const std::vector<BufferRequest> &buffers) {
+  uint64_t total = 0;
+  for (const BufferRequest &b : buffers)
+    if (b.bytes > UINT64_MAX - (kArenaAlignment - 1) ||
+        __builtin_add_overflow(total, alignUp(b.bytes), &total))
+      return std::nullopt;
+  return total;
+}
+
 bool buffersConflict(const BufferRequest &a, const BufferRequest &b,
                      const HappensBefore &before) {
   return !deadBefore(a, b, before) && !deadBefore(b, a, before);
@@ -71,11 +81,17 @@ std::string checkMemoryPlan(const std::vector<BufferRequest> &buffers,
                             const Schedule &schedule, int numNodes,
                             const MemoryPlan &plan) {
   HappensBefore before(numNodes, schedule);
+  // Offsets and sizes may come from a plan file: every buffer is checked to
+  // end inside the arena without computing an end that could wrap, and
+  // only then are ends compared.
   for (size_t i = 0; i < buffers.size(); ++i) {
     if (plan.offsets[i] % kArenaAlignment != 0)
       return "buffer '" + buffers[i].name + "' is not aligned";
-    if (plan.offsets[i] + buffers[i].bytes > plan.peakBytes)
+    if (plan.offsets[i] > plan.peakBytes ||
+        buffers[i].bytes > plan.peakBytes - plan.offsets[i])
       return "buffer '" + buffers[i].name + "' ends beyond the arena";
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
     for (size_t j = i + 1; j < buffers.size(); ++j) {
       bool overlap = plan.offsets[i] < plan.offsets[j] + buffers[j].bytes &&
                      plan.offsets[j] < plan.offsets[i] + buffers[i].bytes;

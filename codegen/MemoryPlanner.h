@@ -12,6 +12,7 @@
 #include "codegen/StreamScheduler.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,12 @@ struct MemoryPlan {
 
 /// Alignment of every offset: the widest vector access a kernel makes.
 constexpr uint64_t kArenaAlignment = 256;
+
+/// The arena without any reuse: the sum of the aligned sizes, which bounds
+/// every offset and size planMemory computes. Empty when it does not fit in
+/// 64 bits (planMemory must not be called then).
+std::optional<uint64_t>
+arenaWithoutReuse(const std::vector<BufferRequest> &buffers);
 
 MemoryPlan planMemory(const std::vector<BufferRequest> &buffers,
                       const Schedule &schedule, int numNodes);

@@ -9,6 +9,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
 #include <map>
 
 namespace strata {
@@ -94,7 +95,7 @@ private:
   mlir::FailureOr<int32_t> tensorBuffer(mlir::Operation *op, mlir::Value v,
                                         BufferKind kind,
                                         const std::string &name);
-  void schedule(plan::Program &program);
+  mlir::LogicalResult schedule(mlir::func::FuncOp func, plan::Program &program);
 
   plan::Plan &plan_;
   const PlanLoweringOptions &options_;
@@ -305,7 +306,8 @@ mlir::LogicalResult ProgramLowering::addLaunch(mlir::Operation *op) {
   return mlir::success();
 }
 
-void ProgramLowering::schedule(plan::Program &program) {
+mlir::LogicalResult ProgramLowering::schedule(mlir::func::FuncOp func,
+                                              plan::Program &program) {
   const plan::Limits limits{options_.maxTokens, options_.maxBatch};
   std::vector<sched::LaunchNode> nodes = sched::launchNodes(program, limits);
   auto deps = sched::findDependencies(nodes);
@@ -317,6 +319,22 @@ void ProgramLowering::schedule(plan::Program &program) {
   std::vector<int32_t> requestBuffer;
   std::vector<sched::BufferRequest> requests =
       sched::arenaRequests(program, limits, requestBuffer);
+  // The importer accepts sizes up to 2^31 - 1 each, and the limits multiply
+  // them again: a model can need more bytes than an arena offset can hold.
+  if (!sched::arenaWithoutReuse(requests)) {
+    auto largest = std::max_element(
+        requests.begin(), requests.end(),
+        [](const auto &a, const auto &b) { return a.bytes < b.bytes; });
+    return func.emitError()
+           << "plan lowering: the transient buffers of '" << func.getSymName()
+           << "' need more than 2^64 bytes at " << limits.maxTokens
+           << " tokens and " << limits.maxBatch
+           << " sequences per step (the largest, '" << largest->name
+           << "', needs "
+           << (largest->bytes == UINT64_MAX ? std::string("more than 2^64")
+                                            : std::to_string(largest->bytes))
+           << " bytes); the model is too large for these limits";
+  }
   sched::MemoryPlan memory = sched::planMemory(requests, s, numLaunches);
   for (size_t r = 0; r < requests.size(); ++r)
     program.buffers[requestBuffer[r]].arenaOffset = memory.offsets[r];
@@ -338,6 +356,7 @@ void ProgramLowering::schedule(plan::Program &program) {
   program.numStreams = static_cast<int32_t>(s.streams.size());
   for (const sched::Event &e : s.events)
     program.events.push_back({issuePosition[e.from], issuePosition[e.to]});
+  return mlir::success();
 }
 
 mlir::FailureOr<plan::Program> ProgramLowering::lower(mlir::func::FuncOp func) {
@@ -373,7 +392,8 @@ mlir::FailureOr<plan::Program> ProgramLowering::lower(mlir::func::FuncOp func) {
     if (mlir::failed(r))
       return mlir::failure();
   }
-  schedule(program_);
+  if (mlir::failed(schedule(func, program_)))
+    return mlir::failure();
   return std::move(program_);
 }
 

@@ -1,14 +1,21 @@
 #include "codegen/ProgramGraph.h"
 
 #include <algorithm>
+#include <map>
 
 namespace strata::sched {
 
 namespace {
 
-/// Resources beyond the buffers: one per cache or state layer.
-constexpr int64_t kKvResourceBase = int64_t(1) << 40;
-constexpr int64_t kStateResourceBase = int64_t(2) << 40;
+/// Resources beyond the buffers: one per cache or state layer, for layers
+/// in [0, kLayerLimit).
+constexpr int64_t kLayerLimit = int64_t(1) << 40;
+constexpr int64_t kKvResourceBase = kLayerLimit;
+constexpr int64_t kStateResourceBase = 2 * kLayerLimit;
+
+/// The program's launches hold a vector clock of one entry per stream
+/// each; the compiler uses at most 16 streams (strata compile --streams).
+constexpr size_t kMaxCheckedStreams = 64;
 
 int64_t layerOf(const plan::Launch &launch) {
   for (const plan::Attr &a : launch.attrs)
@@ -18,10 +25,19 @@ int64_t layerOf(const plan::Launch &launch) {
   return 0;
 }
 
+/// The bytes of `b` at the limits, saturated at UINT64_MAX: programs read
+/// from a plan file can have shapes whose product overflows, and a
+/// saturated size still fails every bound it is checked against.
 uint64_t bytesAt(const plan::Buffer &b, const plan::Limits &limits) {
-  return uint64_t(
-             plan::numElements(b.shape, limits.maxTokens, limits.maxBatch)) *
-         plan::byteWidth(b.dtype);
+  uint64_t n = plan::byteWidth(b.dtype);
+  for (const plan::Dim &d : b.shape) {
+    int64_t v = d.symbol == plan::Symbol::Tokens  ? limits.maxTokens
+                : d.symbol == plan::Symbol::Batch ? limits.maxBatch
+                                                  : d.value;
+    if (v < 0 || __builtin_mul_overflow(n, uint64_t(v), &n))
+      return UINT64_MAX;
+  }
+  return n;
 }
 
 bool contains(const std::vector<int32_t> &list, int32_t x) {
@@ -41,11 +57,13 @@ std::vector<LaunchNode> launchNodes(const plan::Program &program,
       // A view and its base are one storage.
       if (program.buffers[b].viewOf >= 0)
         b = program.buffers[b].viewOf;
+      // checkProgram rejects layers outside [0, kLayerLimit) before it
+      // gets here; wrapping keeps any other caller free of overflow.
       switch (program.buffers[b].kind) {
       case plan::BufferKind::KvCache:
-        return kKvResourceBase + layer;
+        return int64_t(uint64_t(kKvResourceBase) + uint64_t(layer));
       case plan::BufferKind::LinearState:
-        return kStateResourceBase + layer;
+        return int64_t(uint64_t(kStateResourceBase) + uint64_t(layer));
       default:
         return b;
       }
@@ -98,12 +116,18 @@ std::vector<BufferRequest> arenaRequests(const plan::Program &program,
 
 Schedule scheduleOf(const plan::Program &program) {
   Schedule s;
-  s.streams.assign(std::max(1, program.numStreams), {});
+  std::map<int32_t, int> dense;
   for (int l = 0; l < static_cast<int>(program.launches.size()); ++l) {
+    auto [it, added] =
+        dense.try_emplace(program.launches[l].stream, int(dense.size()));
+    if (added)
+      s.streams.emplace_back();
     s.issueOrder.push_back(l);
-    s.stream.push_back(program.launches[l].stream);
-    s.streams[program.launches[l].stream].push_back(l);
+    s.stream.push_back(it->second);
+    s.streams[it->second].push_back(l);
   }
+  if (s.streams.empty())
+    s.streams.emplace_back();
   for (const plan::Event &e : program.events)
     s.events.push_back({e.from, e.to});
   return s;
@@ -112,10 +136,24 @@ Schedule scheduleOf(const plan::Program &program) {
 std::string checkProgram(const plan::Program &program,
                          const plan::Limits &limits) {
   const int n = static_cast<int>(program.launches.size());
+  auto fail = [&](const std::string &what) {
+    return "program '" + program.phase + "': " + what;
+  };
+  for (int l = 0; l < n; ++l) {
+    int64_t layer = layerOf(program.launches[l]);
+    if (layer < 0 || layer >= kLayerLimit)
+      return fail("launch " + std::to_string(l) + " (" +
+                  program.launches[l].kernel + ") names layer " +
+                  std::to_string(layer) + ", which is not a layer index");
+  }
   Schedule s = scheduleOf(program);
+  if (s.streams.size() > kMaxCheckedStreams)
+    return fail("its launches use " + std::to_string(s.streams.size()) +
+                " streams; the check handles at most " +
+                std::to_string(kMaxCheckedStreams));
   std::vector<Dependency> deps = findDependencies(launchNodes(program, limits));
   if (std::string e = checkSchedule(n, deps, s); !e.empty())
-    return "program '" + program.phase + "': " + e;
+    return fail(e);
   std::vector<int32_t> ids;
   std::vector<BufferRequest> requests = arenaRequests(program, limits, ids);
   MemoryPlan memory;
@@ -123,7 +161,7 @@ std::string checkProgram(const plan::Program &program,
   for (int32_t b : ids)
     memory.offsets.push_back(program.buffers[b].arenaOffset);
   if (std::string e = checkMemoryPlan(requests, s, n, memory); !e.empty())
-    return "program '" + program.phase + "': " + e;
+    return fail(e);
   return "";
 }
 

@@ -30,12 +30,17 @@ std::vector<BufferRequest> arenaRequests(const plan::Program &program,
                                          std::vector<int32_t> &bufferIds);
 
 /// The schedule a program encodes: launch order as issue order, each
-/// launch's stream, the events.
+/// launch's stream, the events. Streams are renumbered densely in order of
+/// first use: a program read from a file may declare many more streams
+/// than its launches use.
 Schedule scheduleOf(const plan::Program &program);
 
 /// Empty when every hazard between the program's launches is ordered by its
 /// streams and events and no two arena buffers that may be live at the
-/// same time overlap; else the first violation, naming the program.
+/// same time overlap; else the first violation, naming the program. Takes
+/// programs that passed validatePlan, from any file: a launch whose layer
+/// is not a layer index, or launches spread over more streams than the
+/// check can follow (64), are violations too.
 std::string checkProgram(const plan::Program &program,
                          const plan::Limits &limits);
 

@@ -11,24 +11,25 @@ namespace detail {
 namespace {
 
 /// Optimal string alignment distance (Levenshtein plus adjacent
-/// transpositions, the most common typo).
+/// transpositions, the most common typo). Three rows of the table are
+/// enough, so memory follows the candidate (`b`), not the key from the file.
 size_t editDistance(const std::string &a, const std::string &b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1,
-                                     std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i)
-    d[i][0] = i;
+  std::vector<size_t> before(b.size() + 1), prev(b.size() + 1),
+      row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j)
-    d[0][j] = j;
+    prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
+    row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
       size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] =
-          std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      row[j] = std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost});
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        row[j] = std::min(row[j], before[j - 2] + 1);
     }
+    std::swap(before, prev);
+    std::swap(prev, row);
   }
-  return d[a.size()][b.size()];
+  return prev[b.size()];
 }
 
 std::string lower(std::string s) {
@@ -40,6 +41,14 @@ std::string lower(std::string s) {
 
 std::string quoteKey(const Field &f) { return "'" + f.path + "'"; }
 
+/// Text from the file as messages quote it: a diagnostic is one line, and a
+/// scalar or key may be megabytes long.
+std::string clip(std::string text) {
+  if (text.size() > 40)
+    text = text.substr(0, 37) + "...";
+  return text;
+}
+
 bool isPlain(const YAML::Node &node) {
   // yaml-cpp tags quoted scalars "!" and untagged plain ones "?".
   return node.Tag() != "!";
@@ -49,19 +58,26 @@ bool isPlain(const YAML::Node &node) {
 
 std::string nearestName(const std::string &name,
                         const std::vector<std::string> &candidates) {
+  // A third of the length catches a dropped plural or a swapped pair in
+  // long names without proposing unrelated short ones.
+  size_t threshold = std::max<size_t>(2, name.size() / 3);
   std::string best;
   size_t bestDistance = SIZE_MAX;
   std::string lname = lower(name);
   for (const std::string &c : candidates) {
+    // The distance is at least the difference in length: a key far longer
+    // than every candidate (a file can hold megabytes of one) is no typo
+    // of any, and comparing would cost its length times theirs.
+    size_t gap =
+        std::max(lname.size(), c.size()) - std::min(lname.size(), c.size());
+    if (gap > threshold)
+      continue;
     size_t d = editDistance(lname, c);
     if (d < bestDistance) {
       bestDistance = d;
       best = c;
     }
   }
-  // A third of the length catches a dropped plural or a swapped pair in
-  // long names without proposing unrelated short ones.
-  size_t threshold = std::max<size_t>(2, name.size() / 3);
   if (!best.empty() && bestDistance <= threshold)
     return best;
   // "sliding" for "sliding_attention": an abbreviation, not a typo.
@@ -113,9 +129,7 @@ std::string YamlContext::describe(const YAML::Node &node) {
   case YAML::NodeType::Scalar:
     break;
   }
-  std::string text = node.Scalar();
-  if (text.size() > 40)
-    text = text.substr(0, 37) + "...";
+  std::string text = clip(node.Scalar());
   if (!isPlain(node))
     return "the string \"" + text + "\"";
   return "'" + text + "'";
@@ -245,7 +259,7 @@ MapReader::MapReader(const YamlContext &ctx, const Field &map,
     for (const auto &entry : entries_)
       if (entry.first == name)
         ctx.fail(key.Mark(),
-                 "duplicate key '" + name + "' (first given at line " +
+                 "duplicate key '" + clip(name) + "' (first given at line " +
                      std::to_string(entry.second.anchor.line + 1) + ")");
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
       std::string suggestion;
@@ -259,9 +273,9 @@ MapReader::MapReader(const YamlContext &ctx, const Field &map,
       else
         suggestion = nearestName(name, allowed);
       if (!suggestion.empty())
-        ctx.fail(key.Mark(), "unknown key '" + name + "'; did you mean '" +
-                                 suggestion + "'?");
-      ctx.fail(key.Mark(), "unknown key '" + name +
+        ctx.fail(key.Mark(), "unknown key '" + clip(name) +
+                                 "'; did you mean '" + suggestion + "'?");
+      ctx.fail(key.Mark(), "unknown key '" + clip(name) +
                                "'; expected one of: " + joinNames(allowed));
     }
     std::string path = map.path.empty() ? name : map.path + "." + name;

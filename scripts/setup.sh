@@ -8,12 +8,15 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${STRATA_BUILD_DIR:-$root/build}
+# libFuzzer and clang 16's sanitizer runtimes, for the sanitizer build that
+# scripts/test.sh runs (docs/testing.md).
+sanitizer_packages=(libclang-rt-16-dev)
 
 packages=(cmake ninja-build g++ clang-16 python3 libyaml-cpp-dev
           nlohmann-json3-dev libboost-graph-dev catch2 llvm-16-dev
           llvm-16-tools libmlir-16-dev mlir-16-tools)
 missing=()
-for p in "${packages[@]}"; do
+for p in "${packages[@]}" "${sanitizer_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
     || missing+=("$p")
 done

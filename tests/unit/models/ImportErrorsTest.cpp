@@ -33,6 +33,22 @@ TEST_CASE("unknown keys suggest the nearest valid key", "[models][errors]") {
   }
 }
 
+TEST_CASE("a key of megabytes gets a one-line message, quickly",
+          "[models][errors]") {
+  // An explicit key ("? KEY") may be as long as the file. The message quotes
+  // its start; the search for a near key skips what cannot be a typo
+  // (comparing every candidate with it cost length x length steps, and
+  // memory for each: 700 MB and half a minute here under the sanitizers).
+  std::string key(1 << 20, 'x');
+  expectError(std::string(kBase) + "? " + key + "\n: 1\n", 15, 3,
+              "unknown key '" + std::string(37, 'x') +
+                  "...'; expected one of: format, name, family, dtype, "
+                  "vocab_size, hidden_size, num_layers, "
+                  "max_position_embeddings, norm_eps, tie_word_embeddings, "
+                  "residual, residual_scale, layer_types, layer_pattern, "
+                  "attention, linear_attention, mlp or weights");
+}
+
 TEST_CASE("missing required keys point at the enclosing mapping",
           "[models][errors]") {
   SECTION("top level") {
