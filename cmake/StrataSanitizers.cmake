@@ -54,17 +54,7 @@ function(strata_sanitizer_exempt file flag)
 endfunction()
 
 function(strata_sanitizer_exemptions)
-  # pending/hf-config/key-reference-to-temporary.json: Converter::readFields
-  # binds `const YAML::Node &key = it->first`, a reference into the map
-  # iterator's temporary pair, and reads it after the temporary is gone
-  # (stack-use-after-scope on every config.json).
-  strata_sanitizer_exempt(models/HfConfigImporter.cpp
-                          -fno-sanitize-address-use-after-scope)
-  # pending/plan/arena-buffer-elements-overflow.splan: numElements multiplies
-  # a plan file's dimensions in int64_t unchecked (validatePlan calls it on
-  # every arena buffer), which any plan fuzzing reaches within seconds.
-  strata_sanitizer_exempt(runtime/plan/Plan.cpp
-                          -fno-sanitize=signed-integer-overflow)
+  # None at present.
 endfunction()
 
 # The default options below go into every executable, so that a sanitizer

@@ -67,6 +67,7 @@ case $mode in
   pending)
     status=0
     for dir in "$root"/tests/fuzz/pending/*/; do
+      [ -d "$dir" ] || { echo "fuzz.sh: no pending inputs"; break; }
       t=$(basename "$dir")
       echo "== pending inputs of $t"
       python3 "$driver" replay --fuzzer "$(fuzzer "$t")" "$dir" || status=1

@@ -378,6 +378,8 @@ bool deserializePlan(const std::string &bytes, const std::string &name,
                 " is not supported; this build reads version " +
                 std::to_string(kPlanFormatVersion) +
                 " (recompile the model with this strata)");
+  if (getU32(&bytes[12]) != 0 || getU32(&bytes[28]) != 0)
+    return fail("plan header is damaged: its reserved bytes are not zero");
   uint64_t payloadBytes = getU64(&bytes[16]);
   uint64_t actual = bytes.size() - kPlanHeaderBytes;
   if (actual < payloadBytes)

@@ -130,8 +130,9 @@ std::string validateBuffer(const Plan &plan, const Program &p, int32_t i) {
   case BufferKind::Arena: {
     const uint64_t bytes = uint64_t(elements) * byteWidth(b.dtype);
     if (b.arenaOffset > p.arenaBytes || bytes > p.arenaBytes - b.arenaOffset)
-      return name + " ends at byte " + std::to_string(b.arenaOffset + bytes) +
-             ", beyond the arena of " + std::to_string(p.arenaBytes);
+      return name + " at arena byte " + std::to_string(b.arenaOffset) +
+             " takes " + std::to_string(bytes) +
+             " bytes, beyond the arena of " + std::to_string(p.arenaBytes);
     if (b.viewOf == -1)
       return "";
     if (b.viewOf < 0 || b.viewOf >= i ||
