@@ -3,6 +3,7 @@
 #include "codegen/ProgramGraph.h"
 #include "ir/StrataOps.h"
 #include "ir/StrataTypes.h"
+#include "runtime/plan/PlanLimits.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -316,11 +317,23 @@ mlir::LogicalResult ProgramLowering::schedule(mlir::func::FuncOp func,
   sched::Schedule s = sched::scheduleLaunches(nodes, deps, scheduleOptions);
 
   const int numLaunches = static_cast<int>(program.launches.size());
+  // Each size is within the model format's limits, but the step limits
+  // multiply them again: at 2^24 tokens a model with 1024 heads of 1024
+  // values has a q projection no plan may hold (plan::kMaxElements).
+  static_assert(plan::kMaxElements == int64_t(1) << 42, "message says 2^42");
+  for (const plan::Buffer &b : program.buffers)
+    if (plan::boundedElements(b.shape, limits.maxTokens, limits.maxBatch) < 0)
+      return func.emitError()
+             << "plan lowering: buffer '" << b.name << "' of '"
+             << func.getSymName() << "' would hold more than 2^42 values at "
+             << limits.maxTokens << " tokens and " << limits.maxBatch
+             << " sequences per step; compile with a smaller --max-tokens "
+                "(and --max-batch)";
   std::vector<int32_t> requestBuffer;
   std::vector<sched::BufferRequest> requests =
       sched::arenaRequests(program, limits, requestBuffer);
-  // The importer accepts sizes up to 2^31 - 1 each, and the limits multiply
-  // them again: a model can need more bytes than an arena offset can hold.
+  // Kept although the element bound above makes it unreachable for models
+  // within the format's limits: IR given to the lowering directly has none.
   if (!sched::arenaWithoutReuse(requests)) {
     auto largest = std::max_element(
         requests.begin(), requests.end(),
