@@ -27,6 +27,10 @@ constexpr StringLiteral kSelectAttention = "strata-select-attention";
 constexpr StringLiteral kFuseAddRMSNorm = "strata-fuse-add-rmsnorm";
 constexpr StringLiteral kFuseSwiGLU = "strata-fuse-swiglu";
 
+// PipelineStage::perFunction, named.
+constexpr bool kOnModule = false;
+constexpr bool kPerFunction = true;
+
 const StringRef kFusions[] = {kFuseQKV, kFuseRopeKV, kSelectAttention,
                               kFuseAddRMSNorm, kFuseSwiGLU};
 const StringRef kPipeline[] = {kSpecialize,      kFuseQKV,        kFuseRopeKV,
@@ -60,28 +64,30 @@ fusionPipelineStages(const FusionPipelineConfig &config) {
   SmallVector<PipelineStage> stages;
   // Facts first: one function per phase, each saying what it may assume.
   stages.push_back(
-      {kSpecialize, false, [] { return createSpecializePhase(); }});
+      {kSpecialize, kOnModule, [] { return createSpecializePhase(); }});
   // One GEMM for q, k and v; the packed buffer feeds the next two steps.
   if (enabled(kFuseQKV))
-    stages.push_back({kFuseQKV, true, [] { return createFuseQKV(); }});
+    stages.push_back({kFuseQKV, kPerFunction, [] { return createFuseQKV(); }});
   // (QK-norm +) RoPE + KV append in one kernel, variant from the phase.
   if (enabled(kFuseRopeKV))
-    stages.push_back({kFuseRopeKV, true, [] { return createFuseRopeKV(); }});
+    stages.push_back(
+        {kFuseRopeKV, kPerFunction, [] { return createFuseRopeKV(); }});
   // Attention kernels per phase. When disabled, verify still gets tree
   // attention: the generic op has no tree mask and would be wrong there.
   SelectAttentionOptions select;
   select.maxSplits = config.maxSplits;
   select.chunkSize = config.chunkSize;
   select.requiredOnly = !enabled(kSelectAttention);
-  stages.push_back({kSelectAttention, true,
+  stages.push_back({kSelectAttention, kPerFunction,
                     [select] { return createSelectAttention(select); }});
   // Residual add + the next block's RMSNorm.
   if (enabled(kFuseAddRMSNorm))
     stages.push_back(
-        {kFuseAddRMSNorm, true, [] { return createFuseAddRMSNorm(); }});
+        {kFuseAddRMSNorm, kPerFunction, [] { return createFuseAddRMSNorm(); }});
   // Packed gate-up GEMM + silu(gate) * up.
   if (enabled(kFuseSwiGLU))
-    stages.push_back({kFuseSwiGLU, true, [] { return createFuseSwiGLU(); }});
+    stages.push_back(
+        {kFuseSwiGLU, kPerFunction, [] { return createFuseSwiGLU(); }});
   return stages;
 }
 
