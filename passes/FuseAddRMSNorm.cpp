@@ -12,7 +12,9 @@
 #include "passes/PhaseFacts.h"
 
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "strata-fuse-add-rmsnorm"
 
 using namespace mlir;
 
@@ -52,6 +54,8 @@ struct AddThenNorm : OpRewritePattern<RMSNormOp> {
         add.getLoc(), add.getType(), add.getType(), add.getRhs(), add.getLhs(),
         norm.getWeight(), norm.getEpsAttr(), add.getRhsScaleAttr(),
         add.getLhsScaleAttr());
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": fused " << add->getLoc()
+                            << " with the norm of its sum\n");
     rewriter.replaceOp(norm, fused.getNormed());
     rewriter.replaceOp(add, fused.getSum());
     return success();
@@ -63,10 +67,13 @@ public:
   using Base::Base;
 
   void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!readPhaseFacts(func))
+      return;
     RewritePatternSet patterns(&getContext());
     patterns.add<AddThenNorm>(&getContext());
-    if (failed(applyToPhaseFunctions(
-            getOperation(), FrozenRewritePatternSet(std::move(patterns)))))
+    if (failed(applyFusionPatterns(
+            func, FrozenRewritePatternSet(std::move(patterns)), getArgument())))
       signalPassFailure();
   }
 };

@@ -15,8 +15,11 @@
 #include "passes/Passes.h"
 #include "passes/PhaseFacts.h"
 
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "strata-fuse-qkv"
 
 using namespace mlir;
 
@@ -65,116 +68,132 @@ int64_t headDim(SplitHeadsOp split) {
   return split.getResult().getType().cast<RankedTensorType>().getDimSize(2);
 }
 
-class QKVFuser {
-public:
-  explicit QKVFuser(func::FuncOp func) : dominance(func) {}
-
-  /// Packs the projections of the layer `append` belongs to; false when the
-  /// layer does not have the expected shape.
-  bool fuse(KVAppendOp append);
-
-private:
-  bool canPack(MutableArrayRef<Projection> qkv, Operation *insertAfter);
-  DominanceInfo dominance;
-};
-
-bool QKVFuser::canPack(MutableArrayRef<Projection> qkv,
-                       Operation *insertAfter) {
-  Projection q = qkv[0];
-  Value x = q.linear.getX();
-  bool bias = static_cast<bool>(q.linear.getBias());
-  for (Projection p : qkv) {
-    // The packed output replaces each projection entirely.
-    if (p.linear.getX() != x || static_cast<bool>(p.linear.getBias()) != bias ||
-        !p.linear->hasOneUse() || headDim(p.split) != headDim(q.split) ||
-        ShapedType::isDynamic(headDim(p.split)))
-      return false;
-    // Consumers read the slices, which are defined after the last linear.
-    for (Operation *user : p.split->getUsers())
-      if (!dominance.properlyDominates(insertAfter, user))
-        return false;
-  }
-  // The same op cannot be two of q, k and v.
-  return q.linear != qkv[1].linear && q.linear != qkv[2].linear &&
-         qkv[1].linear != qkv[2].linear;
-}
-
-bool QKVFuser::fuse(KVAppendOp append) {
-  std::optional<Projection> k = projectionOf(append.getK());
-  std::optional<Projection> v = projectionOf(append.getV());
-  Value query = queryReading(append.getResult());
-  std::optional<Projection> q =
-      query ? projectionOf(query) : std::optional<Projection>();
-  // v goes straight from its split to the cache.
-  if (!q || !k || !v || append.getV() != v->split.getResult())
-    return false;
-  Projection qkv[] = {*q, *k, *v};
-
-  Operation *last = q->linear;
+/// The last of the three projections in the block: the packed one goes
+/// right after it, where all three weights and the input exist.
+Operation *lastOf(ArrayRef<Projection> qkv) {
+  Operation *last = qkv.front().linear;
   for (Projection p : qkv)
     if (last->isBeforeInBlock(p.linear))
       last = p.linear;
-  if (!canPack(qkv, last))
-    return false;
-
-  OpBuilder b(last->getContext());
-  b.setInsertionPointAfter(last);
-  Location loc = append.getLoc();
-  auto axis = b.getI64IntegerAttr(0);
-  auto concat = [&](auto getter) -> Value {
-    SmallVector<Value, 3> parts;
-    SmallVector<int64_t, 2> shape;
-    for (Projection p : qkv)
-      parts.push_back(getter(p.linear));
-    if (!parts.front())
-      return {};
-    auto first = parts.front().getType().template cast<RankedTensorType>();
-    shape.assign(first.getShape().begin(), first.getShape().end());
-    shape[0] = 0;
-    for (Value part : parts)
-      shape[0] +=
-          part.getType().template cast<RankedTensorType>().getDimSize(0);
-    auto type = RankedTensorType::get(shape, first.getElementType());
-    return b.create<ConcatWeightsOp>(loc, type, parts, axis);
-  };
-  Value weight = concat([](LinearOp l) { return l.getWeight(); });
-  Value bias = concat([](LinearOp l) { return l.getBias(); });
-  Value packed = b.create<LinearOp>(loc, q->linear.getX(), weight, bias);
-  int64_t hq = heads(q->split), hk = heads(k->split), hv = heads(v->split);
-  Value qkvHeads =
-      b.create<SplitHeadsOp>(loc, packed, b.getI64IntegerAttr(hq + hk + hv));
-
-  // All new ops first: the insertion point may sit on an op erased below.
-  int64_t first = 0;
-  SmallVector<Value, 3> slices;
-  for (Projection p : qkv) {
-    int64_t n = heads(p.split);
-    slices.push_back(b.create<HeadSliceOp>(
-        loc, qkvHeads, b.getI64IntegerAttr(first), b.getI64IntegerAttr(n)));
-    first += n;
-  }
-  for (auto [p, slice] : llvm::zip(qkv, slices)) {
-    p.split.getResult().replaceAllUsesWith(slice);
-    p.split.erase();
-    p.linear.erase();
-  }
-  return true;
+  return last;
 }
+
+/// Why `qkv` cannot become one projection inserted after `insertAfter`, or
+/// null when it can.
+const char *whyNotPackable(ArrayRef<Projection> qkv, Operation *insertAfter,
+                           DominanceInfo &dominance) {
+  Projection q = qkv[0];
+  Value x = q.linear.getX();
+  bool bias = static_cast<bool>(q.linear.getBias());
+  // The same op cannot be two of q, k and v.
+  if (q.linear == qkv[1].linear || q.linear == qkv[2].linear ||
+      qkv[1].linear == qkv[2].linear)
+    return "q, k and v share a projection";
+  for (Projection p : qkv) {
+    if (p.linear.getX() != x)
+      return "the projections read different inputs";
+    if (static_cast<bool>(p.linear.getBias()) != bias)
+      return "only some projections have a bias";
+    // The packed output replaces each projection entirely.
+    if (!p.linear->hasOneUse())
+      return "a projection has another user";
+    if (headDim(p.split) != headDim(q.split) ||
+        ShapedType::isDynamic(headDim(p.split)))
+      return "q and kv head sizes differ";
+    // Consumers read the slices, which are defined after the last linear.
+    for (Operation *user : p.split->getUsers())
+      if (!dominance.properlyDominates(insertAfter, user))
+        return "a consumer precedes the last projection";
+  }
+  return nullptr;
+}
+
+/// Rooted at a layer's KV append: its k and v, and the q of the attention
+/// that reads the cache it returns, are the three projections replaced
+/// together.
+struct PackLayerQKV : OpRewritePattern<KVAppendOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(KVAppendOp append,
+                                PatternRewriter &rewriter) const override {
+    std::optional<Projection> k = projectionOf(append.getK());
+    std::optional<Projection> v = projectionOf(append.getV());
+    Value query = queryReading(append.getResult());
+    std::optional<Projection> q =
+        query ? projectionOf(query) : std::optional<Projection>();
+    // v goes straight from its split to the cache.
+    if (!q || !k || !v || append.getV() != v->split.getResult())
+      return rewriter.notifyMatchFailure(
+          append, "q, k or v is not split_heads(linear(x)) of this layer");
+    Projection qkv[] = {*q, *k, *v};
+    Operation *last = lastOf(qkv);
+    DominanceInfo dominance(append->getParentOp());
+    if (const char *why = whyNotPackable(qkv, last, dominance)) {
+      LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": layer " << append.getLayer()
+                              << " left unpacked: " << why << "\n");
+      return rewriter.notifyMatchFailure(append, why);
+    }
+
+    rewriter.setInsertionPointAfter(last);
+    Location loc = append.getLoc();
+    auto axis = rewriter.getI64IntegerAttr(0);
+    auto concat = [&](auto getter) -> Value {
+      SmallVector<Value, 3> parts;
+      for (Projection p : qkv)
+        parts.push_back(getter(p.linear));
+      if (!parts.front())
+        return {};
+      auto first = parts.front().getType().template cast<RankedTensorType>();
+      SmallVector<int64_t, 2> shape(first.getShape());
+      shape[0] = 0;
+      for (Value part : parts)
+        shape[0] +=
+            part.getType().template cast<RankedTensorType>().getDimSize(0);
+      auto type = RankedTensorType::get(shape, first.getElementType());
+      return rewriter.create<ConcatWeightsOp>(loc, type, parts, axis);
+    };
+    Value weight = concat([](LinearOp l) { return l.getWeight(); });
+    Value bias = concat([](LinearOp l) { return l.getBias(); });
+    Value packed =
+        rewriter.create<LinearOp>(loc, q->linear.getX(), weight, bias);
+    int64_t hq = heads(q->split), hk = heads(k->split), hv = heads(v->split);
+    Value qkvHeads = rewriter.create<SplitHeadsOp>(
+        loc, packed, rewriter.getI64IntegerAttr(hq + hk + hv));
+    LLVM_DEBUG(llvm::dbgs()
+               << DEBUG_TYPE ": layer " << append.getLayer() << " packed into "
+               << hq << "+" << hk << "+" << hv << " heads\n");
+
+    // All new ops first: the insertion point follows an op erased below.
+    int64_t first = 0;
+    SmallVector<Value, 3> slices;
+    for (Projection p : qkv) {
+      int64_t n = heads(p.split);
+      slices.push_back(rewriter.create<HeadSliceOp>(
+          loc, qkvHeads, rewriter.getI64IntegerAttr(first),
+          rewriter.getI64IntegerAttr(n)));
+      first += n;
+    }
+    for (auto [p, slice] : llvm::zip(qkv, slices)) {
+      rewriter.replaceOp(p.split, slice);
+      rewriter.eraseOp(p.linear);
+    }
+    return success();
+  }
+};
 
 class FuseQKVPass : public impl::FuseQKVBase<FuseQKVPass> {
 public:
   using Base::Base;
 
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (!readPhaseFacts(func))
-        continue;
-      SmallVector<KVAppendOp> appends;
-      func.walk([&](KVAppendOp op) { appends.push_back(op); });
-      QKVFuser fuser(func);
-      for (KVAppendOp append : appends)
-        (void)fuser.fuse(append);
-    }
+    func::FuncOp func = getOperation();
+    if (!readPhaseFacts(func))
+      return;
+    RewritePatternSet patterns(&getContext());
+    patterns.add<PackLayerQKV>(&getContext());
+    if (failed(applyFusionPatterns(
+            func, FrozenRewritePatternSet(std::move(patterns)), getArgument())))
+      signalPassFailure();
   }
 };
 

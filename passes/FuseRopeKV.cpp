@@ -17,8 +17,11 @@
 #include "passes/Passes.h"
 #include "passes/PhaseFacts.h"
 
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "strata-fuse-rope-kv"
 
 using namespace mlir;
 
@@ -84,33 +87,27 @@ bool sameRotation(RopeOp a, RopeOp b) {
          a.getOriginalMaxPositions() == b.getOriginalMaxPositions();
 }
 
-class RopeKVFuser {
-public:
-  RopeKVFuser(func::FuncOp func, RopeVariant variant)
-      : dominance(func), variant(variant) {}
-
-  bool fuse(KVAppendOp append);
-
-private:
-  bool operandsReach(Operation *at, ValueRange values);
-  DominanceInfo dominance;
-  RopeVariant variant;
+/// The group that becomes one rope_kv_write, found from its root: the KV
+/// append, the rope of its k and the rope of q on the same packed buffer.
+struct RopeKVGroup {
+  RotatedHeads q, k;
+  HeadSliceOp v;
+  Value packed;
+  int64_t numQ, numKv;
 };
 
-bool RopeKVFuser::operandsReach(Operation *at, ValueRange values) {
-  return llvm::all_of(values, [&](Value v) {
-    return !v || dominance.properlyDominates(v, at);
-  });
-}
-
-bool RopeKVFuser::fuse(KVAppendOp append) {
+/// Why the layer that `append` writes cannot take the fused kernel, or null
+/// when `group` holds it.
+const char *whyNotFusable(KVAppendOp append, RopeKVGroup &group) {
   auto kRope = append.getK().getDefiningOp<RopeOp>();
   auto vSlice = append.getV().getDefiningOp<HeadSliceOp>();
-  if (!kRope || !vSlice || !kRope->hasOneUse() || !vSlice->hasOneUse())
-    return false;
+  if (!kRope || !vSlice)
+    return "k is not rotated or v is not a head slice";
+  if (!kRope->hasOneUse() || !vSlice->hasOneUse())
+    return "the rotated k or the v slice has another user";
   std::optional<RotatedHeads> k = chainOf(kRope);
   if (!k)
-    return false;
+    return "k is not slice -> [head_norm ->] rope with one use per link";
   Value packed = k->slice.getX();
   int64_t numQ = static_cast<int64_t>(k->slice.getFirst());
   int64_t numKv = static_cast<int64_t>(k->slice.getNumHeads());
@@ -120,75 +117,128 @@ bool RopeKVFuser::fuse(KVAppendOp append) {
       static_cast<int64_t>(vSlice.getFirst()) != numQ + numKv ||
       static_cast<int64_t>(vSlice.getNumHeads()) != numKv ||
       packedType.getDimSize(1) != numQ + 2 * numKv || numQ == 0)
-    return false;
+    return "no packed [q, k, v] buffer (strata-fuse-qkv did not run)";
   std::optional<RotatedHeads> q = queryChain(packed, numQ);
-  if (!q || !sameRotation(q->rope, kRope) ||
-      static_cast<bool>(q->norm) != static_cast<bool>(k->norm) ||
+  if (!q)
+    return "q is not rotated from the packed buffer";
+  if (!sameRotation(q->rope, kRope))
+    return "q and k are rotated differently";
+  if (static_cast<bool>(q->norm) != static_cast<bool>(k->norm) ||
       (q->norm && q->norm.getEps() != k->norm.getEps()))
-    return false;
+    return "q and k are not normed alike";
   // The op consumes the packed buffer (packed rotates it in place).
   if (!llvm::all_of(packed.getUsers(), [&](Operation *user) {
         return user == q->slice || user == k->slice || user == vSlice;
       }))
-    return false;
-
-  Value qNorm = q->norm ? q->norm.getWeight() : Value();
-  Value kNorm = k->norm ? k->norm.getWeight() : Value();
-  if (!operandsReach(append, {packed, kRope.getPositions(), qNorm, kNorm}) ||
-      !llvm::all_of(q->rope->getUsers(), [&](Operation *user) {
-        return dominance.properlyDominates(append.getOperation(), user);
-      }))
-    return false;
-
-  OpBuilder b(append);
-  Location loc = append.getLoc();
-  MLIRContext *ctx = b.getContext();
-  Type out = variant == RopeVariant::Packed ? packedType
-                                            : q->rope.getResult().getType();
-  auto fused = b.create<RopeKVWriteOp>(
-      loc, out, append.getCache().getType(), RopeVariantAttr::get(ctx, variant),
-      packed, kRope.getPositions(), append.getCache(), append.getSeqs(), qNorm,
-      kNorm, append.getLayerAttr(), b.getI64IntegerAttr(numQ),
-      b.getI64IntegerAttr(numKv), kRope.getRotaryDimAttr(),
-      kRope.getThetaAttr(), kRope.getPairingAttr(), kRope.getScalingAttr(),
-      kRope.getScalingFactorAttr(), kRope.getLowFreqFactorAttr(),
-      kRope.getHighFreqFactorAttr(), kRope.getOriginalMaxPositionsAttr(),
-      q->norm ? q->norm.getEpsAttr() : FloatAttr());
-
-  Value query = fused.getOut();
-  if (variant == RopeVariant::Packed)
-    query = b.create<HeadSliceOp>(loc, fused.getOut(), b.getI64IntegerAttr(0),
-                                  b.getI64IntegerAttr(numQ));
-  q->rope.getResult().replaceAllUsesWith(query);
-  append.getResult().replaceAllUsesWith(fused.getNewCache());
-
-  // Users first: each op below is the last user of the next.
-  append.erase();
-  vSlice.erase();
-  for (RotatedHeads *chain : {&*q, &*k}) {
-    chain->rope.erase();
-    if (chain->norm)
-      chain->norm.erase();
-    chain->slice.erase();
-  }
-  return true;
+    return "the packed buffer has another user";
+  group = {*q, *k, vSlice, packed, numQ, numKv};
+  return nullptr;
 }
+
+/// Why the phase facts call for `variant` (debug output).
+[[maybe_unused]] const char *reasonFor(RopeVariant variant) {
+  switch (variant) {
+  case RopeVariant::Packed:
+    return "cache empty: q and k rotated in place, KV from position 0";
+  case RopeVariant::Continuous:
+    return "cached prefix: q written out, KV at each sequence's end";
+  case RopeVariant::Tree:
+    return "draft tree: positions of the tree nodes";
+  }
+  return "";
+}
+
+/// Rooted at the KV append; replaces the whole group at once, so the
+/// result does not depend on which of its ops the driver visits first.
+struct FuseLayerRopeKV : OpRewritePattern<KVAppendOp> {
+  FuseLayerRopeKV(MLIRContext *ctx, RopeVariant variant)
+      : OpRewritePattern(ctx), variant(variant) {}
+
+  LogicalResult matchAndRewrite(KVAppendOp append,
+                                PatternRewriter &rewriter) const override {
+    RopeKVGroup g;
+    if (const char *why = whyNotFusable(append, g)) {
+      LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": layer " << append.getLayer()
+                              << " not fused: " << why << "\n");
+      return rewriter.notifyMatchFailure(append, why);
+    }
+    RopeOp kRope = g.k.rope;
+    Value qNorm = g.q.norm ? g.q.norm.getWeight() : Value();
+    Value kNorm = g.k.norm ? g.k.norm.getWeight() : Value();
+    // The fused op takes the place of the append: everything it reads must
+    // exist there, and everything that reads q must come after it.
+    DominanceInfo dominance(append->getParentOp());
+    Value operands[] = {g.packed, kRope.getPositions(), qNorm, kNorm};
+    if (!llvm::all_of(operands,
+                      [&](Value v) {
+                        return !v || dominance.properlyDominates(v, append);
+                      }) ||
+        !llvm::all_of(g.q.rope->getUsers(), [&](Operation *user) {
+          return dominance.properlyDominates(append.getOperation(), user);
+        }))
+      return rewriter.notifyMatchFailure(
+          append, "an operand is defined after the append or q is read "
+                  "before it");
+
+    LLVM_DEBUG(llvm::dbgs()
+               << DEBUG_TYPE ": layer " << append.getLayer() << " -> "
+               << stringifyRopeVariant(variant) << " (" << reasonFor(variant)
+               << (qNorm ? "; QK-norm folded in" : "") << ")\n");
+
+    rewriter.setInsertionPoint(append);
+    Location loc = append.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto packedType = g.packed.getType().cast<RankedTensorType>();
+    Type out = variant == RopeVariant::Packed ? packedType
+                                              : g.q.rope.getResult().getType();
+    auto fused = rewriter.create<RopeKVWriteOp>(
+        loc, out, append.getCache().getType(),
+        RopeVariantAttr::get(ctx, variant), g.packed, kRope.getPositions(),
+        append.getCache(), append.getSeqs(), qNorm, kNorm,
+        append.getLayerAttr(), rewriter.getI64IntegerAttr(g.numQ),
+        rewriter.getI64IntegerAttr(g.numKv), kRope.getRotaryDimAttr(),
+        kRope.getThetaAttr(), kRope.getPairingAttr(), kRope.getScalingAttr(),
+        kRope.getScalingFactorAttr(), kRope.getLowFreqFactorAttr(),
+        kRope.getHighFreqFactorAttr(), kRope.getOriginalMaxPositionsAttr(),
+        g.q.norm ? g.q.norm.getEpsAttr() : FloatAttr());
+
+    Value query = fused.getOut();
+    if (variant == RopeVariant::Packed)
+      query = rewriter.create<HeadSliceOp>(loc, fused.getOut(),
+                                           rewriter.getI64IntegerAttr(0),
+                                           rewriter.getI64IntegerAttr(g.numQ));
+    rewriter.replaceOp(g.q.rope, query);
+    rewriter.replaceOp(append, fused.getNewCache());
+    // The rest of the group is dead now; each op is erased after its only
+    // user.
+    rewriter.eraseOp(g.v);
+    rewriter.eraseOp(g.k.rope);
+    for (RotatedHeads *chain : {&g.q, &g.k}) {
+      if (chain->norm)
+        rewriter.eraseOp(chain->norm);
+      rewriter.eraseOp(chain->slice);
+    }
+    return success();
+  }
+
+private:
+  RopeVariant variant;
+};
 
 class FuseRopeKVPass : public impl::FuseRopeKVBase<FuseRopeKVPass> {
 public:
   using Base::Base;
 
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      std::optional<PhaseFacts> facts = readPhaseFacts(func);
-      if (!facts)
-        continue;
-      SmallVector<KVAppendOp> appends;
-      func.walk([&](KVAppendOp op) { appends.push_back(op); });
-      RopeKVFuser fuser(func, ropeVariantFor(*facts));
-      for (KVAppendOp append : appends)
-        (void)fuser.fuse(append);
-    }
+    func::FuncOp func = getOperation();
+    std::optional<PhaseFacts> facts = readPhaseFacts(func);
+    if (!facts)
+      return;
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FuseLayerRopeKV>(&getContext(), ropeVariantFor(*facts));
+    if (failed(applyFusionPatterns(
+            func, FrozenRewritePatternSet(std::move(patterns)), getArgument())))
+      signalPassFailure();
   }
 };
 

@@ -12,7 +12,9 @@
 #include "passes/PhaseFacts.h"
 
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "strata-fuse-swiglu"
 
 using namespace mlir;
 
@@ -59,6 +61,9 @@ struct GatedMLP : OpRewritePattern<SiluMulOp> {
                      ? packRows(rewriter, loc, gate.getBias(), up.getBias())
                      : Value();
     Value gateUp = rewriter.create<LinearOp>(loc, gate.getX(), weight, bias);
+    LLVM_DEBUG(llvm::dbgs()
+               << DEBUG_TYPE ": packed gate and up at " << op.getLoc()
+               << (bias ? " (with biases)" : "") << "\n");
     rewriter.replaceOpWithNewOp<SwiGLUOp>(op, op.getType(), gateUp);
     rewriter.eraseOp(gate);
     rewriter.eraseOp(up);
@@ -71,10 +76,13 @@ public:
   using Base::Base;
 
   void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!readPhaseFacts(func))
+      return;
     RewritePatternSet patterns(&getContext());
     patterns.add<GatedMLP>(&getContext());
-    if (failed(applyToPhaseFunctions(
-            getOperation(), FrozenRewritePatternSet(std::move(patterns)))))
+    if (failed(applyFusionPatterns(
+            func, FrozenRewritePatternSet(std::move(patterns)), getArgument())))
       signalPassFailure();
   }
 };

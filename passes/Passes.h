@@ -16,6 +16,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -41,8 +42,28 @@ llvm::ArrayRef<llvm::StringRef> fusionPassNames();
 /// Every pass flag of the pipeline, in order (fusions and the rest).
 llvm::ArrayRef<llvm::StringRef> pipelinePassNames();
 
+/// One step of the pipeline: the flag of its pass, whether the pass runs on
+/// each phase function (nested under the module) or on the module, and how
+/// to create it.
+struct PipelineStage {
+  llvm::StringRef name;
+  bool perFunction;
+  std::function<std::unique_ptr<mlir::Pass>()> create;
+};
+
+/// The steps of the pipeline in order, disabled fusions left out.
+llvm::SmallVector<PipelineStage>
+fusionPipelineStages(const FusionPipelineConfig &config);
+
+/// Appends one step to `pm` (a module pass manager), nested on func.func
+/// when it runs per function; running the steps one pass manager each gives
+/// the module after every pass (`strata compile --dump-dir`).
+void addPipelineStage(mlir::OpPassManager &pm, const PipelineStage &stage);
+
 /// Appends the whole pipeline, generic forward to phase functions of fused
-/// kernel ops, to `pm` (a module pass manager).
+/// kernel ops, to `pm` (a module pass manager). The function passes share
+/// one nested pass manager, so each phase function runs through them on its
+/// own thread.
 void buildFusionPipeline(mlir::OpPassManager &pm,
                          const FusionPipelineConfig &config);
 

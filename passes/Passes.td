@@ -1,10 +1,11 @@
 //===- Passes.td - strata passes ---------------------------*- tablegen -*-===//
 //
 // Every pass of the compiler, in pipeline order. Each runs alone from
-// strata-opt under its flag; Pipelines.cpp strings them together. All are
-// module passes: each reads module facts and the phase facts of the function
-// it rewrites, and `strata compile --dump-dir` writes one whole module per
-// pass.
+// strata-opt under its flag; Pipelines.cpp strings them together.
+// strata-specialize-phase is a module pass: it creates the phase functions
+// and writes on each the facts the later passes need. Every later pass runs
+// on one func.func at a time, reads only that function's facts, and rewrites
+// it with patterns under the greedy driver; its DEBUG_TYPE is its flag.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +28,11 @@ def SpecializePhase : Pass<"strata-specialize-phase", "::mlir::ModuleOp"> {
     | `@decode` | `strata.phase = #strata<phase decode>`, `strata.cache_empty = false`, `strata.tokens_per_seq = 1` |
     | `@verify` | `strata.phase = #strata<phase verify>`, `strata.cache_empty = false`, `strata.draft = "tree"` or `"chain"` |
 
+    Each also gets a copy of the module's `strata.max_positions` and
+    `strata.linear_chunk_size` when the model states them, so that the
+    passes after this one read everything from the function they rewrite
+    (the module keeps its own copy for codegen).
+
     `@verify` takes one more argument after `%seqs`, the parent of every
     draft token within its sequence (`tensor<?xi32>`, -1 for a root; marked
     `{strata.parent_ids}`), and returns the logits of every token
@@ -47,7 +53,7 @@ def SpecializePhase : Pass<"strata-specialize-phase", "::mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
-def FuseQKV : Pass<"strata-fuse-qkv", "::mlir::ModuleOp"> {
+def FuseQKV : Pass<"strata-fuse-qkv", "::mlir::func::FuncOp"> {
   let summary = "pack the q, k and v projections into one GEMM";
   let description = [{
     In every phase function, the three projections of one softmax layer
@@ -67,7 +73,7 @@ def FuseQKV : Pass<"strata-fuse-qkv", "::mlir::ModuleOp"> {
   let dependentDialects = ["::strata::StrataDialect"];
 }
 
-def FuseRopeKV : Pass<"strata-fuse-rope-kv", "::mlir::ModuleOp"> {
+def FuseRopeKV : Pass<"strata-fuse-rope-kv", "::mlir::func::FuncOp"> {
   let summary = "fuse (QK-norm +) RoPE of q and k and the KV append";
   let description = [{
     `strata.rope` of q and k, the optional QK-norm before it and
@@ -93,7 +99,7 @@ def FuseRopeKV : Pass<"strata-fuse-rope-kv", "::mlir::ModuleOp"> {
   let dependentDialects = ["::strata::StrataDialect"];
 }
 
-def SelectAttention : Pass<"strata-select-attention", "::mlir::ModuleOp"> {
+def SelectAttention : Pass<"strata-select-attention", "::mlir::func::FuncOp"> {
   let summary = "pick the attention kernel of every layer from the phase";
   let description = [{
     Replaces every `strata.attention` of a phase function by the kernel its
@@ -107,9 +113,10 @@ def SelectAttention : Pass<"strata-select-attention", "::mlir::ModuleOp"> {
     | verify | `tree_attention` with the function's parent ids | `lightning_prefill` over the chain (`strata.draft = "chain"` only) |
 
     `max_splits` is the pass option, or when 0, one split per
-    `split-tokens` positions of the module's `strata.max_positions`, clamped
-    to [1, 64] (16 without the fact). `chunk_size` is the pass option, or
-    when 0 the module's `strata.linear_chunk_size` (64 without it).
+    `split-tokens` positions of the function's `strata.max_positions`,
+    clamped to [1, 64] (16 without the fact). `chunk_size` is the pass
+    option, or when 0 the function's `strata.linear_chunk_size` (64 without
+    it).
 
     With `required-only`, only the verify phase's softmax attention is
     replaced: the generic op cannot express the tree mask, so that
@@ -134,7 +141,7 @@ def SelectAttention : Pass<"strata-select-attention", "::mlir::ModuleOp"> {
   let dependentDialects = ["::strata::StrataDialect"];
 }
 
-def FuseAddRMSNorm : Pass<"strata-fuse-add-rmsnorm", "::mlir::ModuleOp"> {
+def FuseAddRMSNorm : Pass<"strata-fuse-add-rmsnorm", "::mlir::func::FuncOp"> {
   let summary = "fuse a residual add and the RMSNorm of its sum";
   let description = [{
     `%s = strata.add %res, %x` followed by `strata.rms_norm %s` becomes one
@@ -148,7 +155,7 @@ def FuseAddRMSNorm : Pass<"strata-fuse-add-rmsnorm", "::mlir::ModuleOp"> {
   let dependentDialects = ["::strata::StrataDialect"];
 }
 
-def FuseSwiGLU : Pass<"strata-fuse-swiglu", "::mlir::ModuleOp"> {
+def FuseSwiGLU : Pass<"strata-fuse-swiglu", "::mlir::func::FuncOp"> {
   let summary = "pack gate and up projections and fuse silu(gate) * up";
   let description = [{
     `strata.silu_mul` of two `strata.linear` of the same input becomes one

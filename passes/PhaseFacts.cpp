@@ -11,7 +11,7 @@ namespace strata {
 
 std::optional<PhaseFacts> readPhaseFacts(func::FuncOp func) {
   auto phase = func->getAttrOfType<PhaseAttr>(kPhaseAttr);
-  if (!phase)
+  if (!phase || func.isExternal())
     return std::nullopt;
   PhaseFacts facts;
   facts.phase = phase.getValue();
@@ -20,10 +20,13 @@ std::optional<PhaseFacts> readPhaseFacts(func::FuncOp func) {
   if (auto draft = func->getAttrOfType<StringAttr>(kDraftAttr))
     facts.draft =
         draft.getValue() == "chain" ? DraftShape::Chain : DraftShape::Tree;
-  if (!func.isExternal())
-    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-      if (func.getArgAttr(i, kParentIdsAttr))
-        facts.parentIds = func.getArgument(i);
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (func.getArgAttr(i, kParentIdsAttr))
+      facts.parentIds = func.getArgument(i);
+  if (auto positions = func->getAttrOfType<IntegerAttr>(kMaxPositionsAttr))
+    facts.maxPositions = positions.getInt();
+  if (auto chunk = func->getAttrOfType<IntegerAttr>(kLinearChunkSizeAttr))
+    facts.linearChunkSize = chunk.getInt();
   return facts;
 }
 
@@ -37,19 +40,16 @@ RopeVariant ropeVariantFor(const PhaseFacts &facts) {
   return RopeVariant::Continuous;
 }
 
-LogicalResult applyToPhaseFunctions(ModuleOp module,
-                                    const FrozenRewritePatternSet &patterns) {
-  for (auto func : module.getOps<func::FuncOp>())
-    if (readPhaseFacts(func) &&
-        failed(applyPatternsAndFoldGreedily(func, patterns)))
-      return failure();
-  return success();
-}
-
-int64_t moduleFact(ModuleOp module, StringRef name) {
-  if (auto attr = module->getAttrOfType<IntegerAttr>(name))
-    return attr.getInt();
-  return 0;
+LogicalResult applyFusionPatterns(func::FuncOp func,
+                                  const FrozenRewritePatternSet &patterns,
+                                  StringRef pass) {
+  if (succeeded(applyPatternsAndFoldGreedily(func, patterns)))
+    return success();
+  // Every fusion removes the op it matched, so a rewrite that keeps firing
+  // is a bug in a pattern, not a property of the model.
+  func.emitError() << pass << ": the rewrites of @" << func.getSymName()
+                   << " did not converge";
+  return failure();
 }
 
 } // namespace strata

@@ -2,7 +2,10 @@
 //
 // Internal to StrataPasses. strata-specialize-phase writes these attributes
 // on each phase function; every later pass reads them back here, so that a
-// variant is always chosen from facts in the IR and never from shapes.
+// variant is always chosen from facts in the IR and never from shapes. The
+// facts a pass needs all sit on the function it runs on: the fusions are
+// function passes and never look at the module or at other functions, which
+// is what lets the pass manager run them on the phase functions in parallel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,7 +15,6 @@
 #include "ir/StrataTypes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
 
 #include <optional>
@@ -26,9 +28,14 @@ constexpr llvm::StringLiteral kTokensPerSeqAttr = "strata.tokens_per_seq";
 constexpr llvm::StringLiteral kDraftAttr = "strata.draft";
 // Argument attribute of verify's parent ids.
 constexpr llvm::StringLiteral kParentIdsAttr = "strata.parent_ids";
-// Module attributes written by the builder.
+// Model facts the builder writes on the module (where codegen reads them);
+// strata-specialize-phase copies them onto every phase function.
 constexpr llvm::StringLiteral kMaxPositionsAttr = "strata.max_positions";
 constexpr llvm::StringLiteral kLinearChunkSizeAttr = "strata.linear_chunk_size";
+
+/// The model facts copied from the module onto each phase function.
+constexpr llvm::StringLiteral kModelFactAttrs[] = {kMaxPositionsAttr,
+                                                   kLinearChunkSizeAttr};
 
 /// The shape of a verify function's draft.
 enum class DraftShape { None, Tree, Chain };
@@ -39,23 +46,26 @@ struct PhaseFacts {
   DraftShape draft = DraftShape::None;
   /// Verify's parent ids argument; null elsewhere.
   mlir::Value parentIds;
+  /// The model's longest context and lightning prefill chunk; 0 when the
+  /// model does not state them.
+  int64_t maxPositions = 0;
+  int64_t linearChunkSize = 0;
 };
 
-/// The facts of a phase function; std::nullopt for a function that has not
-/// been specialized (no strata.phase), on which no pass fires.
+/// The facts of a phase function; std::nullopt for a declaration or a
+/// function that has not been specialized (no strata.phase), on which no
+/// pass fires.
 std::optional<PhaseFacts> readPhaseFacts(mlir::func::FuncOp func);
 
 /// The RoPE + KV-write kernel that the facts call for.
 RopeVariant ropeVariantFor(const PhaseFacts &facts);
 
-/// Applies `patterns` greedily to every phase function of `module` (those
-/// readPhaseFacts accepts); fails when a rewrite does not converge.
+/// Applies `patterns` greedily to `func`; on a rewrite that does not
+/// converge, reports it on the function, naming `pass`, and fails.
 mlir::LogicalResult
-applyToPhaseFunctions(mlir::ModuleOp module,
-                      const mlir::FrozenRewritePatternSet &patterns);
-
-/// An i64 module attribute, or 0 when absent.
-int64_t moduleFact(mlir::ModuleOp module, llvm::StringRef name);
+applyFusionPatterns(mlir::func::FuncOp func,
+                    const mlir::FrozenRewritePatternSet &patterns,
+                    llvm::StringRef pass);
 
 } // namespace strata
 

@@ -27,6 +27,10 @@ constexpr StringLiteral kSelectAttention = "strata-select-attention";
 constexpr StringLiteral kFuseAddRMSNorm = "strata-fuse-add-rmsnorm";
 constexpr StringLiteral kFuseSwiGLU = "strata-fuse-swiglu";
 
+// PipelineStage::perFunction, named.
+constexpr bool kOnModule = false;
+constexpr bool kPerFunction = true;
+
 const StringRef kFusions[] = {kFuseQKV, kFuseRopeKV, kSelectAttention,
                               kFuseAddRMSNorm, kFuseSwiGLU};
 const StringRef kPipeline[] = {kSpecialize,      kFuseQKV,        kFuseRopeKV,
@@ -52,32 +56,63 @@ struct FusionPipelineOptions
 ArrayRef<StringRef> fusionPassNames() { return kFusions; }
 ArrayRef<StringRef> pipelinePassNames() { return kPipeline; }
 
-void buildFusionPipeline(OpPassManager &pm,
-                         const FusionPipelineConfig &config) {
+SmallVector<PipelineStage>
+fusionPipelineStages(const FusionPipelineConfig &config) {
   auto enabled = [&](StringRef name) {
     return !config.disabled.count(name.str());
   };
+  SmallVector<PipelineStage> stages;
   // Facts first: one function per phase, each saying what it may assume.
-  pm.addPass(createSpecializePhase());
+  stages.push_back(
+      {kSpecialize, kOnModule, [] { return createSpecializePhase(); }});
   // One GEMM for q, k and v; the packed buffer feeds the next two steps.
   if (enabled(kFuseQKV))
-    pm.addPass(createFuseQKV());
+    stages.push_back({kFuseQKV, kPerFunction, [] { return createFuseQKV(); }});
   // (QK-norm +) RoPE + KV append in one kernel, variant from the phase.
   if (enabled(kFuseRopeKV))
-    pm.addPass(createFuseRopeKV());
+    stages.push_back(
+        {kFuseRopeKV, kPerFunction, [] { return createFuseRopeKV(); }});
   // Attention kernels per phase. When disabled, verify still gets tree
   // attention: the generic op has no tree mask and would be wrong there.
   SelectAttentionOptions select;
   select.maxSplits = config.maxSplits;
   select.chunkSize = config.chunkSize;
   select.requiredOnly = !enabled(kSelectAttention);
-  pm.addPass(createSelectAttention(select));
+  stages.push_back({kSelectAttention, kPerFunction,
+                    [select] { return createSelectAttention(select); }});
   // Residual add + the next block's RMSNorm.
   if (enabled(kFuseAddRMSNorm))
-    pm.addPass(createFuseAddRMSNorm());
+    stages.push_back(
+        {kFuseAddRMSNorm, kPerFunction, [] { return createFuseAddRMSNorm(); }});
   // Packed gate-up GEMM + silu(gate) * up.
   if (enabled(kFuseSwiGLU))
-    pm.addPass(createFuseSwiGLU());
+    stages.push_back(
+        {kFuseSwiGLU, kPerFunction, [] { return createFuseSwiGLU(); }});
+  return stages;
+}
+
+void addPipelineStage(OpPassManager &pm, const PipelineStage &stage) {
+  if (stage.perFunction)
+    pm.addNestedPass<func::FuncOp>(stage.create());
+  else
+    pm.addPass(stage.create());
+}
+
+void buildFusionPipeline(OpPassManager &pm,
+                         const FusionPipelineConfig &config) {
+  // Consecutive function passes share one nested pass manager: each phase
+  // function goes through all of them on its own thread.
+  OpPassManager *perFunction = nullptr;
+  for (const PipelineStage &stage : fusionPipelineStages(config)) {
+    if (!stage.perFunction) {
+      pm.addPass(stage.create());
+      perFunction = nullptr;
+      continue;
+    }
+    if (!perFunction)
+      perFunction = &pm.nest<func::FuncOp>();
+    perFunction->addPass(stage.create());
+  }
 }
 
 void registerStrataPasses() {

@@ -13,9 +13,12 @@
 #include "passes/Passes.h"
 #include "passes/PhaseFacts.h"
 
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/Debug.h"
 
 #include <algorithm>
+
+#define DEBUG_TYPE "strata-select-attention"
 
 using namespace mlir;
 
@@ -32,7 +35,7 @@ constexpr int64_t kDefaultChunkSize = 64;
 constexpr int64_t kDefaultMaxSplits = 16;
 constexpr int64_t kMaxSplitsCap = 64;
 
-/// Kernel parameters resolved once per module from options and facts.
+/// Kernel parameters resolved once per function from options and facts.
 struct KernelParams {
   int64_t maxSplits;
   int64_t chunkSize;
@@ -46,7 +49,7 @@ struct SoftmaxAttrs {
 };
 
 /// The generic op's verifier guarantees a scale on softmax attention.
-SoftmaxAttrs softmaxAttrs(AttentionOp op, OpBuilder &b) {
+SoftmaxAttrs softmaxAttrs(AttentionOp op, Builder &b) {
   return {op.getLayerAttr(), op.getScaleAttr(),
           b.getI64IntegerAttr(op.getSlidingWindow().value_or(0))};
 }
@@ -67,7 +70,7 @@ Value packedSource(AttentionOp op) {
 }
 
 Value selectSoftmax(AttentionOp op, const PhaseFacts &facts,
-                    const KernelParams &params, OpBuilder &b) {
+                    const KernelParams &params, PatternRewriter &b) {
   if (!op.getCausal())
     return {};
   Location loc = op.getLoc();
@@ -101,86 +104,123 @@ Value selectSoftmax(AttentionOp op, const PhaseFacts &facts,
   return {};
 }
 
-/// Replaces a linear attention op; false when the phase has no kernel.
-bool selectLinear(AttentionOp op, const PhaseFacts &facts,
-                  const KernelParams &params, OpBuilder &b) {
+/// The lightning kernel of a linear attention op; null when the phase has
+/// none.
+Operation *selectLinear(AttentionOp op, const PhaseFacts &facts,
+                        const KernelParams &params, PatternRewriter &b) {
   // A recurrent state follows one path: a tree of drafts has no kernel.
   if (facts.phase == Phase::Verify && facts.draft != DraftShape::Chain)
-    return false;
+    return nullptr;
   ValueRange in = op.getInputs();
   Location loc = op.getLoc();
   TypeRange types = op->getResultTypes();
-  Operation *fused;
   if (facts.phase == Phase::Decode)
-    fused = b.create<LightningDecodeOp>(
+    return b.create<LightningDecodeOp>(
         loc, types, in[0], in[1], in[2], op.getState(), op.getSeqs(),
         op.getLayerAttr(), op.getDecaySlopesAttr());
-  else
-    fused = b.create<LightningPrefillOp>(
-        loc, types, in[0], in[1], in[2], op.getState(), op.getSeqs(),
-        op.getLayerAttr(), op.getDecaySlopesAttr(),
-        b.getI64IntegerAttr(params.chunkSize));
-  op->replaceAllUsesWith(fused->getResults());
-  op.erase();
-  return true;
+  return b.create<LightningPrefillOp>(
+      loc, types, in[0], in[1], in[2], op.getState(), op.getSeqs(),
+      op.getLayerAttr(), op.getDecaySlopesAttr(),
+      b.getI64IntegerAttr(params.chunkSize));
 }
+
+/// One attention op and the kernel its function's phase calls for.
+struct SelectKernel : OpRewritePattern<AttentionOp> {
+  SelectKernel(MLIRContext *ctx, const PhaseFacts &facts,
+               const KernelParams &params, bool requiredOnly)
+      : OpRewritePattern(ctx), facts(facts), params(params),
+        requiredOnly(requiredOnly) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    bool softmax = op.getKind() == AttentionKind::Softmax;
+    if (requiredOnly && !(softmax && facts.phase == Phase::Verify))
+      return rewriter.notifyMatchFailure(op, "not required in this phase");
+    rewriter.setInsertionPoint(op);
+    if (!softmax) {
+      Operation *fused = selectLinear(op, facts, params, rewriter);
+      if (!fused)
+        return rewriter.notifyMatchFailure(op, "no linear kernel for a tree");
+      LLVM_DEBUG(llvm::dbgs()
+                 << DEBUG_TYPE ": layer " << op.getLayer() << " ("
+                 << stringifyPhase(facts.phase) << ") -> " << fused->getName()
+                 << " (linear attention, chunk " << params.chunkSize << ")\n");
+      rewriter.replaceOp(op, fused->getResults());
+      return success();
+    }
+    Value q = op.getInputs().front();
+    Value fused = selectSoftmax(op, facts, params, rewriter);
+    if (!fused)
+      return rewriter.notifyMatchFailure(
+          op, "not causal, or verify without parent ids");
+    LLVM_DEBUG({
+      llvm::dbgs() << DEBUG_TYPE ": layer " << op.getLayer() << " ("
+                   << stringifyPhase(facts.phase) << ") -> "
+                   << fused.getDefiningOp()->getName();
+      if (isa<PrefillAttentionOp>(fused.getDefiningOp()))
+        llvm::dbgs() << " (rope_kv_write packed left q, k, v in one buffer)";
+      if (isa<PagedDecodeAttentionOp>(fused.getDefiningOp()))
+        llvm::dbgs() << " (max_splits " << params.maxSplits << ")";
+      llvm::dbgs() << "\n";
+    });
+    rewriter.replaceOp(op, fused);
+    // prefill_attention reads q from the packed buffer itself.
+    if (auto slice = q.getDefiningOp<HeadSliceOp>())
+      if (slice->use_empty())
+        rewriter.eraseOp(slice);
+    return success();
+  }
+
+private:
+  PhaseFacts facts;
+  KernelParams params;
+  bool requiredOnly;
+};
 
 class SelectAttentionPass
     : public impl::SelectAttentionBase<SelectAttentionPass> {
 public:
   using Base::Base;
 
+  // Checked once per run, before any function: a bad option is one
+  // message, not one per phase function.
+  LogicalResult initialize(MLIRContext *ctx) override {
+    if (maxSplits >= 0 && chunkSize >= 0 && splitTokens > 0)
+      return success();
+    return emitError(UnknownLoc::get(ctx))
+           << "strata-select-attention: max-splits and chunk-size must be "
+              ">= 0, split-tokens > 0; got max-splits="
+           << static_cast<int64_t>(maxSplits)
+           << ", chunk-size=" << static_cast<int64_t>(chunkSize)
+           << ", split-tokens=" << static_cast<int64_t>(splitTokens);
+  }
+
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    if (maxSplits < 0 || chunkSize < 0 || splitTokens <= 0) {
-      module.emitError("strata-select-attention: max-splits and chunk-size "
-                       "must be >= 0, split-tokens > 0");
-      return signalPassFailure();
-    }
+    func::FuncOp func = getOperation();
+    std::optional<PhaseFacts> facts = readPhaseFacts(func);
+    if (!facts)
+      return;
     KernelParams params{maxSplits, chunkSize};
     if (params.maxSplits == 0) {
       // Enough partitions that the longest context splits into pieces of
       // split-tokens positions: a batch of few long sequences then still
       // spreads over the GPU.
-      int64_t positions = moduleFact(module, kMaxPositionsAttr);
       params.maxSplits =
-          positions > 0
-              ? std::clamp<int64_t>((positions + splitTokens - 1) / splitTokens,
+          facts->maxPositions > 0
+              ? std::clamp<int64_t>((facts->maxPositions + splitTokens - 1) /
+                                        splitTokens,
                                     1, kMaxSplitsCap)
               : kDefaultMaxSplits;
     }
-    if (params.chunkSize == 0) {
-      params.chunkSize = moduleFact(module, kLinearChunkSizeAttr);
-      if (params.chunkSize <= 0)
-        params.chunkSize = kDefaultChunkSize;
-    }
+    if (params.chunkSize == 0)
+      params.chunkSize = facts->linearChunkSize > 0 ? facts->linearChunkSize
+                                                    : kDefaultChunkSize;
 
-    for (auto func : module.getOps<func::FuncOp>()) {
-      std::optional<PhaseFacts> facts = readPhaseFacts(func);
-      if (!facts)
-        continue;
-      SmallVector<AttentionOp> ops;
-      func.walk([&](AttentionOp op) { ops.push_back(op); });
-      for (AttentionOp op : ops) {
-        bool softmax = op.getKind() == AttentionKind::Softmax;
-        if (requiredOnly && !(softmax && facts->phase == Phase::Verify))
-          continue;
-        OpBuilder b(op);
-        if (!softmax) {
-          (void)selectLinear(op, *facts, params, b);
-          continue;
-        }
-        Value q = op.getInputs().front();
-        if (Value fused = selectSoftmax(op, *facts, params, b)) {
-          op.getOut().replaceAllUsesWith(fused);
-          op.erase();
-          // prefill_attention reads q from the packed buffer itself.
-          if (auto slice = q.getDefiningOp<HeadSliceOp>())
-            if (slice->use_empty())
-              slice.erase();
-        }
-      }
-    }
+    RewritePatternSet patterns(&getContext());
+    patterns.add<SelectKernel>(&getContext(), *facts, params, requiredOnly);
+    if (failed(applyFusionPatterns(
+            func, FrozenRewritePatternSet(std::move(patterns)), getArgument())))
+      signalPassFailure();
   }
 };
 

@@ -31,10 +31,16 @@ constexpr StringLiteral kForward = "forward";
 constexpr unsigned kParentIdsIndex = 3;
 
 /// Writes the facts of `phase` on `func` (see Passes.td for the table).
-void attachFacts(func::FuncOp func, Phase phase, bool hasLinearState) {
+void attachFacts(func::FuncOp func, ModuleOp module, Phase phase,
+                 bool hasLinearState) {
   MLIRContext *ctx = func.getContext();
   Builder b(ctx);
   func->setAttr(kPhaseAttr, PhaseAttr::get(ctx, phase));
+  // The fusions run on one function at a time and must not read the
+  // module, so the model facts they need travel with each function.
+  for (StringRef name : kModelFactAttrs)
+    if (Attribute fact = module->getAttr(name))
+      func->setAttr(name, fact);
   func->setAttr(kCacheEmptyAttr, b.getBoolAttr(phase == Phase::Prefill));
   if (phase == Phase::Decode)
     func->setAttr(kTokensPerSeqAttr, b.getI64IntegerAttr(1));
@@ -95,7 +101,7 @@ public:
     for (Phase phase : selected) {
       auto func = cast<func::FuncOp>(b.clone(*forward));
       func.setSymName(stringifyPhase(phase));
-      attachFacts(func, phase, hasLinearState);
+      attachFacts(func, module, phase, hasLinearState);
     }
     forward.erase();
   }

@@ -118,7 +118,9 @@ int main(int argc, char **argv) {
   };
   if (dumpPassPipeline) {
     mlir::MLIRContext context(registry);
-    mlir::PassManager pm(&context);
+    // Nested like MlirOptMain's: a function pass named alone runs on every
+    // function of the module.
+    mlir::PassManager pm(&context, mlir::OpPassManager::Nesting::Implicit);
     if (mlir::failed(buildPipeline(pm)))
       return kExitUsage;
     pm.printAsTextualPipeline(llvm::errs());

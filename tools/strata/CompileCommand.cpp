@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <set>
 
 namespace strata::tools {
@@ -74,33 +75,22 @@ bool parsePositiveInt(const std::string &text, int64_t &out) {
   return out > 0;
 }
 
-/// Writes the module after every pass to DIR/NN-<pass>.mlir; 00-forward.mlir
-/// (the input) is written by the caller.
-class DumpDirConfig : public mlir::PassManager::IRPrinterConfig {
-public:
-  explicit DumpDirConfig(std::string dir)
-      : IRPrinterConfig(/*printModuleScope=*/true), dir(std::move(dir)) {}
-
-  void printAfterIfEnabled(mlir::Pass *pass, mlir::Operation *,
-                           PrintCallbackFn print) override {
-    std::string name =
-        llvm::formatv("{0:2}-{1}.mlir", ++count, pass->getArgument()).str();
-    llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, name);
-    std::error_code ec;
-    llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_Text);
-    if (ec) {
-      std::fprintf(stderr, "strata compile: error: cannot write '%s': %s\n",
-                   path.c_str(), ec.message().c_str());
-      return;
-    }
-    print(out);
+/// Writes `module` to DIR/`name`; false, with the message printed, when the
+/// file cannot be written.
+bool writeDump(const std::string &dir, const std::string &name,
+               mlir::ModuleOp module) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    std::fprintf(stderr, "strata compile: error: cannot write '%s': %s\n",
+                 path.c_str(), ec.message().c_str());
+    return false;
   }
-
-private:
-  std::string dir;
-  unsigned count = 0;
-};
+  module->print(out);
+  return true;
+}
 
 /// Fills `disabled` from --disable-pass; on a bad name returns the message.
 std::string parseDisabled(const std::string &list,
@@ -227,37 +217,44 @@ int runCompile(const std::vector<std::string> &args) {
                    dir.c_str(), ec.message().c_str());
       return kExitBadInput;
     }
-    llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, "00-forward.mlir");
-    std::error_code ec;
-    llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_Text);
-    if (ec) {
-      std::fprintf(stderr, "strata compile: error: cannot write '%s': %s\n",
-                   path.c_str(), ec.message().c_str());
+    if (!writeDump(dir, "00-forward.mlir", *module))
       return kExitBadInput;
-    }
-    module->print(out);
   }
 
   if (emit != "ir") {
-    mlir::PassManager pm(&context);
-    // A pass that produces invalid IR is caught at that pass.
-    pm.enableVerifier(true);
-    if (parser.has("dump-dir")) {
-      // Module-scope printing needs the passes to run on one thread.
-      context.disableMultithreading();
-      pm.enableIRPrinting(
-          std::make_unique<DumpDirConfig>(parser.get("dump-dir")));
-    }
+    llvm::SmallVector<PipelineStage> stages = fusionPipelineStages(pipeline);
+    // --emit=phases stops after the first step, strata-specialize-phase.
     if (emit == "phases")
-      pm.addPass(createSpecializePhase());
+      stages.resize(1);
+    // With --dump-dir every step runs alone, so that the file after it
+    // holds the whole module after that pass; in one pipeline the function
+    // passes take each phase function through all steps before the next.
+    std::vector<std::unique_ptr<mlir::PassManager>> runs;
+    auto newRun = [&]() -> mlir::PassManager & {
+      runs.push_back(std::make_unique<mlir::PassManager>(&context));
+      // A pass that produces invalid IR is caught at that pass.
+      runs.back()->enableVerifier(true);
+      return *runs.back();
+    };
+    if (parser.has("dump-dir"))
+      for (const PipelineStage &stage : stages)
+        addPipelineStage(newRun(), stage);
+    else if (emit == "phases")
+      addPipelineStage(newRun(), stages.front());
     else
-      buildFusionPipeline(pm, pipeline);
-    if (mlir::failed(pm.run(*module))) {
-      if (!diagnostics.reportedError())
-        std::fprintf(stderr, "%s: error: the pass pipeline failed\n",
-                     modelPath.c_str());
-      return kExitBadInput;
+      buildFusionPipeline(newRun(), pipeline);
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (mlir::failed(runs[i]->run(*module))) {
+        if (!diagnostics.reportedError())
+          std::fprintf(stderr, "%s: error: the pass pipeline failed\n",
+                       modelPath.c_str());
+        return kExitBadInput;
+      }
+      if (parser.has("dump-dir") &&
+          !writeDump(parser.get("dump-dir"),
+                     llvm::formatv("{0:2}-{1}.mlir", i + 1, stages[i].name),
+                     *module))
+        return kExitBadInput;
     }
   }
 

@@ -1,6 +1,11 @@
 // RUN: strata-opt %s -split-input-file -strata-select-attention | FileCheck %s
 // RUN: strata-opt %s -split-input-file -strata-select-attention=max-splits=4 | FileCheck %s --check-prefix=SPLITS
 // RUN: strata-opt %s -split-input-file -strata-select-attention=required-only | FileCheck %s --check-prefix=REQUIRED
+// RUN: not strata-opt %s -split-input-file -strata-select-attention=split-tokens=0 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADOPTION
+
+// A bad option is reported once per run, before any function is rewritten.
+// BADOPTION: error: strata-select-attention: max-splits and chunk-size must be >= 0, split-tokens > 0; got max-splits=0, chunk-size=0, split-tokens=0
+// BADOPTION-NOT: see current operation
 
 // prefill after rope_kv_write packed: k and v are read from the packed
 // rotated buffer, not the cache; the q slice goes away.
@@ -44,16 +49,29 @@ func.func @extend(%q: tensor<?x2x32xf16>, %seqs: !strata.seqs, %c: !strata.kv_ca
 
 // -----
 
-// decode: paged decode attention; max_splits from the module's context
-// length (8192 / 512 = 16) unless the option sets it.
+// decode: paged decode attention; max_splits from the function's context
+// length (8192 / 512 = 16, copied from the module by
+// strata-specialize-phase) unless the option sets it.
 // CHECK-LABEL: func.func @decode
 // CHECK: strata.paged_decode_attention %arg0, %arg2, %arg1 {layer = 0 : i64, max_splits = 16 : i64, scale = 1.250000e-01 : f64}
 // SPLITS-LABEL: func.func @decode
 // SPLITS: max_splits = 4 : i64
 // REQUIRED-LABEL: func.func @decode
 // REQUIRED: strata.attention softmax
-module attributes {strata.max_positions = 8192 : i64} {
 func.func @decode(%q: tensor<?x2x32xf16>, %seqs: !strata.seqs, %c: !strata.kv_cache<1, 1, 32, 16, f16>) -> tensor<?x2x32xf16>
+    attributes {strata.phase = #strata<phase decode>, strata.cache_empty = false, strata.tokens_per_seq = 1, strata.max_positions = 8192 : i64} {
+  %o = strata.attention softmax(%q), %c, %seqs {causal, layer = 0 : i64, scale = 0.125 : f64} : (tensor<?x2x32xf16>), !strata.kv_cache<1, 1, 32, 16, f16> -> tensor<?x2x32xf16>
+  return %o : tensor<?x2x32xf16>
+}
+
+// -----
+
+// The pass reads only the function it runs on: a context length stated on
+// the module alone (2048 would give 4 splits) leaves the default of 16.
+// CHECK-LABEL: func.func @decode_module_fact
+// CHECK: max_splits = 16 : i64
+module attributes {strata.max_positions = 2048 : i64} {
+func.func @decode_module_fact(%q: tensor<?x2x32xf16>, %seqs: !strata.seqs, %c: !strata.kv_cache<1, 1, 32, 16, f16>) -> tensor<?x2x32xf16>
     attributes {strata.phase = #strata<phase decode>, strata.cache_empty = false, strata.tokens_per_seq = 1} {
   %o = strata.attention softmax(%q), %c, %seqs {causal, layer = 0 : i64, scale = 0.125 : f64} : (tensor<?x2x32xf16>), !strata.kv_cache<1, 1, 32, 16, f16> -> tensor<?x2x32xf16>
   return %o : tensor<?x2x32xf16>
@@ -77,7 +95,8 @@ func.func @verify(%q: tensor<?x2x32xf16>, %seqs: !strata.seqs, %parents: tensor<
 // -----
 
 // Linear attention, prefill and extend: lightning prefill with the model's
-// chunk size (strata.linear_chunk_size); decode: lightning decode.
+// chunk size (the function's strata.linear_chunk_size); decode: lightning
+// decode.
 // CHECK-LABEL: func.func @linear_prefill
 // CHECK: strata.lightning_prefill %arg0, %arg0, %arg0, %arg2, %arg1 {chunk_size = 32 : i64, decay_slopes = array<f64: 5.000000e-01, 2.500000e-01>, layer = 0 : i64}
 // CHECK-LABEL: func.func @linear_extend
@@ -86,22 +105,20 @@ func.func @verify(%q: tensor<?x2x32xf16>, %seqs: !strata.seqs, %parents: tensor<
 // CHECK: strata.lightning_decode %arg0, %arg0, %arg0, %arg2, %arg1 {decay_slopes = array<f64: 5.000000e-01, 2.500000e-01>, layer = 0 : i64}
 // REQUIRED-LABEL: func.func @linear_prefill
 // REQUIRED: strata.attention linear
-module attributes {strata.linear_chunk_size = 32 : i64} {
 func.func @linear_prefill(%q: tensor<?x2x16xf16>, %seqs: !strata.seqs, %s0: !strata.linear_state<1, 2, 16, 16, f32>) -> (tensor<?x2x16xf16>, !strata.linear_state<1, 2, 16, 16, f32>)
-    attributes {strata.phase = #strata<phase prefill>, strata.cache_empty = true} {
+    attributes {strata.phase = #strata<phase prefill>, strata.cache_empty = true, strata.linear_chunk_size = 32 : i64} {
   %o, %s1 = strata.attention linear(%q, %q, %q), %s0, %seqs {decay_slopes = array<f64: 0.5, 0.25>, layer = 0 : i64} : (tensor<?x2x16xf16>, tensor<?x2x16xf16>, tensor<?x2x16xf16>), !strata.linear_state<1, 2, 16, 16, f32> -> tensor<?x2x16xf16>, !strata.linear_state<1, 2, 16, 16, f32>
   return %o, %s1 : tensor<?x2x16xf16>, !strata.linear_state<1, 2, 16, 16, f32>
 }
 func.func @linear_extend(%q: tensor<?x2x16xf16>, %seqs: !strata.seqs, %s0: !strata.linear_state<1, 2, 16, 16, f32>) -> (tensor<?x2x16xf16>, !strata.linear_state<1, 2, 16, 16, f32>)
-    attributes {strata.phase = #strata<phase extend>, strata.cache_empty = false} {
+    attributes {strata.phase = #strata<phase extend>, strata.cache_empty = false, strata.linear_chunk_size = 32 : i64} {
   %o, %s1 = strata.attention linear(%q, %q, %q), %s0, %seqs {decay_slopes = array<f64: 0.5, 0.25>, layer = 0 : i64} : (tensor<?x2x16xf16>, tensor<?x2x16xf16>, tensor<?x2x16xf16>), !strata.linear_state<1, 2, 16, 16, f32> -> tensor<?x2x16xf16>, !strata.linear_state<1, 2, 16, 16, f32>
   return %o, %s1 : tensor<?x2x16xf16>, !strata.linear_state<1, 2, 16, 16, f32>
 }
 func.func @linear_decode(%q: tensor<?x2x16xf16>, %seqs: !strata.seqs, %s0: !strata.linear_state<1, 2, 16, 16, f32>) -> (tensor<?x2x16xf16>, !strata.linear_state<1, 2, 16, 16, f32>)
-    attributes {strata.phase = #strata<phase decode>, strata.cache_empty = false, strata.tokens_per_seq = 1} {
+    attributes {strata.phase = #strata<phase decode>, strata.cache_empty = false, strata.tokens_per_seq = 1, strata.linear_chunk_size = 32 : i64} {
   %o, %s1 = strata.attention linear(%q, %q, %q), %s0, %seqs {decay_slopes = array<f64: 0.5, 0.25>, layer = 0 : i64} : (tensor<?x2x16xf16>, tensor<?x2x16xf16>, tensor<?x2x16xf16>), !strata.linear_state<1, 2, 16, 16, f32> -> tensor<?x2x16xf16>, !strata.linear_state<1, 2, 16, 16, f32>
   return %o, %s1 : tensor<?x2x16xf16>, !strata.linear_state<1, 2, 16, 16, f32>
-}
 }
 
 // -----

@@ -82,3 +82,26 @@ module {
     return %ids : tensor<?xi32>
   }
 }
+
+// -----
+
+// The model facts on the module travel with every phase function, so that
+// the passes after this one read only the function they rewrite; the module
+// keeps its own copy for codegen.
+// CHECK-LABEL: module attributes {strata.linear_chunk_size = 32 : i64, strata.max_positions = 4096 : i64}
+// CHECK: func.func @prefill
+// CHECK-SAME: attributes {strata.cache_empty = true, strata.linear_chunk_size = 32 : i64, strata.max_positions = 4096 : i64, strata.phase = #strata<phase prefill>}
+// CHECK: func.func @extend
+// CHECK-SAME: strata.linear_chunk_size = 32 : i64, strata.max_positions = 4096 : i64
+// CHECK: func.func @decode
+// CHECK-SAME: strata.linear_chunk_size = 32 : i64, strata.max_positions = 4096 : i64
+// CHECK: func.func @verify
+// CHECK-SAME: strata.linear_chunk_size = 32 : i64, strata.max_positions = 4096 : i64
+// SUBSET-LABEL: module attributes
+// SUBSET: func.func @decode
+// SUBSET-SAME: strata.max_positions = 4096 : i64
+module attributes {strata.max_positions = 4096 : i64, strata.linear_chunk_size = 32 : i64} {
+  func.func @forward(%ids: tensor<?xi32>, %pos: tensor<?xi32>, %seqs: !strata.seqs) -> tensor<?xi32> {
+    return %ids : tensor<?xi32>
+  }
+}
