@@ -47,23 +47,6 @@ constexpr double kBf16TflopCeiling = 790.0;
 constexpr double kSdpaPrefillTflops = 610.0;
 constexpr int kHq = 32, kHkv = 8, kD = 128, kBlock = 16;
 
-template <typename E> struct DevBuf {
-  E *p = nullptr;
-  explicit DevBuf(size_t n) {
-    BENCH_CUDA(cudaMalloc(&p, std::max<size_t>(n, 1) * sizeof(E)));
-  }
-  ~DevBuf() { cudaFree(p); }
-  DevBuf(const DevBuf &) = delete;
-  DevBuf &operator=(const DevBuf &) = delete;
-};
-
-void checkStatus(const Status &s) {
-  if (!s) {
-    std::fprintf(stderr, "error: %s\n", s.message().c_str());
-    std::exit(1);
-  }
-}
-
 std::string fixed(double v, int digits) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
@@ -80,11 +63,6 @@ std::string mergeSuffix() {
                           : " merge-kernel";
 }
 
-void upload(int32_t *dst, const std::vector<int32_t> &src) {
-  BENCH_CUDA(
-      cudaMemcpy(dst, src.data(), src.size() * 4, cudaMemcpyHostToDevice));
-}
-
 /// A batch of equal sequences over a paged cache of `block`-slot pages:
 /// `prefix` cached tokens plus `qLen` new ones each; the cache is
 /// replicated `sets` times so that rotating through them defeats L2.
@@ -93,9 +71,9 @@ struct Setup {
   int64_t blocksPerSeq, setElems;
   AttentionDims dims;
   AttentionLaunch launch;
-  std::unique_ptr<DevBuf<__nv_bfloat16>> k, v, q, out;
-  std::unique_ptr<DevBuf<int32_t>> cu, kv, tables, parents;
-  std::unique_ptr<DevBuf<unsigned char>> ws;
+  std::unique_ptr<DeviceBuffer<__nv_bfloat16>> k, v, q, out;
+  std::unique_ptr<DeviceBuffer<int32_t>> cu, kv, tables, parents;
+  std::unique_ptr<DeviceBuffer<unsigned char>> ws;
 
   Setup(AttentionKind kind, int batch_, int qLen_, int prefix_, bool tree,
         int32_t numSplits = 0, int block_ = kBlock)
@@ -105,14 +83,14 @@ struct Setup {
     const int64_t blocks = batch * blocksPerSeq;
     setElems = blocks * kHkv * block * kD;
     sets = rotatingSets(2.0 * setElems * 2);
-    k = std::make_unique<DevBuf<__nv_bfloat16>>(setElems * sets);
-    v = std::make_unique<DevBuf<__nv_bfloat16>>(setElems * sets);
+    k = std::make_unique<DeviceBuffer<__nv_bfloat16>>(setElems * sets);
+    v = std::make_unique<DeviceBuffer<__nv_bfloat16>>(setElems * sets);
     const int64_t qElems = int64_t(batch) * qLen * kHq * kD;
-    q = std::make_unique<DevBuf<__nv_bfloat16>>(qElems);
-    out = std::make_unique<DevBuf<__nv_bfloat16>>(qElems);
-    fillNormalBf16<<<4096, 256>>>(k->p, setElems * sets, 1);
-    fillNormalBf16<<<4096, 256>>>(v->p, setElems * sets, 2);
-    fillNormalBf16<<<1024, 256>>>(q->p, qElems, 3);
+    q = std::make_unique<DeviceBuffer<__nv_bfloat16>>(qElems);
+    out = std::make_unique<DeviceBuffer<__nv_bfloat16>>(qElems);
+    fillNormalBf16<<<4096, 256>>>(k->get(), setElems * sets, 1);
+    fillNormalBf16<<<4096, 256>>>(v->get(), setElems * sets, 2);
+    fillNormalBf16<<<1024, 256>>>(q->get(), qElems, 3);
     BENCH_CUDA(cudaGetLastError());
     // Pages of a sequence scattered over the pool, as a block allocator
     // that has run for a while leaves them.
@@ -122,20 +100,20 @@ struct Setup {
     std::vector<int32_t> cuHost(batch + 1), kvHost(batch, int32_t(kvLen));
     for (int b = 0; b <= batch; ++b)
       cuHost[b] = b * qLen;
-    cu = std::make_unique<DevBuf<int32_t>>(batch + 1);
-    kv = std::make_unique<DevBuf<int32_t>>(batch);
-    tables = std::make_unique<DevBuf<int32_t>>(blocks);
-    upload(cu->p, cuHost);
-    upload(kv->p, kvHost);
-    upload(tables->p, ids);
+    cu = std::make_unique<DeviceBuffer<int32_t>>(batch + 1);
+    kv = std::make_unique<DeviceBuffer<int32_t>>(batch);
+    tables = std::make_unique<DeviceBuffer<int32_t>>(blocks);
+    cu->upload(cuHost);
+    kv->upload(kvHost);
+    tables->upload(ids);
     if (tree) {
       // A tree of depth 8: eight branches of eight-token chains.
       std::vector<int32_t> par(int64_t(batch) * qLen);
       for (int b = 0; b < batch; ++b)
         for (int i = 0; i < qLen; ++i)
           par[b * qLen + i] = i % 8 == 0 ? -1 : i - 1;
-      parents = std::make_unique<DevBuf<int32_t>>(par.size());
-      upload(parents->p, par);
+      parents = std::make_unique<DeviceBuffer<int32_t>>(par.size());
+      parents->upload(par);
     }
     dims.batch = batch;
     dims.numQHeads = kHq;
@@ -147,22 +125,22 @@ struct Setup {
     launch.maxKvLen = kvLen;
     launch.numSplits = numSplits;
     launch.workspaceBytes = attentionWorkspaceBytes(kind, dims, launch);
-    ws = std::make_unique<DevBuf<unsigned char>>(launch.workspaceBytes);
+    ws = std::make_unique<DeviceBuffer<unsigned char>>(launch.workspaceBytes);
     BENCH_CUDA(
-        cudaMemset(ws->p, 0, std::max<size_t>(launch.workspaceBytes, 1)));
-    launch.workspace = ws->p;
+        cudaMemset(ws->get(), 0, std::max<size_t>(launch.workspaceBytes, 1)));
+    launch.workspace = ws->get();
   }
 
   AttentionTensors tensors(int set) const {
     AttentionTensors t;
-    t.q = q->p;
-    t.out = out->p;
-    t.cuQLens = cu->p;
-    t.kvLens = kv->p;
-    t.parentIds = parents ? parents->p : nullptr;
-    t.cache = KvCacheView::paged(k->p + int64_t(set % sets) * setElems,
-                                 v->p + int64_t(set % sets) * setElems,
-                                 batch * blocksPerSeq, block, tables->p,
+    t.q = q->get();
+    t.out = out->get();
+    t.cuQLens = cu->get();
+    t.kvLens = kv->get();
+    t.parentIds = parents ? parents->get() : nullptr;
+    t.cache = KvCacheView::paged(k->get() + int64_t(set % sets) * setElems,
+                                 v->get() + int64_t(set % sets) * setElems,
+                                 batch * blocksPerSeq, block, tables->get(),
                                  blocksPerSeq);
     return t;
   }

@@ -83,13 +83,6 @@ template <typename E> struct Buf {
 };
 using Bf16Buf = Buf<uint16_t>;
 
-void check(const Status &s) {
-  if (!s) {
-    std::fprintf(stderr, "error: %s\n", s.message().c_str());
-    std::exit(1);
-  }
-}
-
 void benchMemoryBound(const BenchOptions &o, BenchReport &report,
                       cudaStream_t s, int64_t tokens) {
   const int64_t H = 4096, I = 14336, V = 128256;
@@ -107,8 +100,9 @@ void benchMemoryBound(const BenchOptions &o, BenchReport &report,
                          {"rms_norm", tok + "4096 bf16", 2 * rowBytes + H * 2,
                           0, "copy", "target >= 80%"},
                          [&](int i) {
-                           check(rmsNorm(ActDType::BF16, tokens, H, x[i]->p,
-                                         w.p, 1e-5f, out[i]->p, s));
+                           checkStatus(rmsNorm(ActDType::BF16, tokens, H,
+                                               x[i]->p, w.p, 1e-5f, out[i]->p,
+                                               s));
                          });
   }
   if (o.wants("add_rms_norm")) {
@@ -125,9 +119,9 @@ void benchMemoryBound(const BenchOptions &o, BenchReport &report,
                          {"add_rms_norm", tok + "4096 bf16 (sum in place)",
                           4 * rowBytes + H * 2, 0, "copy", "target >= 80%"},
                          [&](int i) {
-                           check(addRmsNorm(ActDType::BF16, tokens, H, x[i]->p,
-                                            res[i]->p, w.p, 1e-5f, 1.f, 1.f,
-                                            out[i]->p, res[i]->p, s));
+                           checkStatus(addRmsNorm(
+                               ActDType::BF16, tokens, H, x[i]->p, res[i]->p,
+                               w.p, 1e-5f, 1.f, 1.f, out[i]->p, res[i]->p, s));
                          });
   }
   if (o.wants("silu_mul")) {
@@ -142,8 +136,8 @@ void benchMemoryBound(const BenchOptions &o, BenchReport &report,
                          {"silu_mul (fused gate_up)", tok + "14336 bf16", bytes,
                           0, "copy", "target >= 80%"},
                          [&](int i) {
-                           check(siluMulFused(ActDType::BF16, tokens, I,
-                                              gu[i]->p, out[i]->p, s));
+                           checkStatus(siluMulFused(ActDType::BF16, tokens, I,
+                                                    gu[i]->p, out[i]->p, s));
                          });
   }
   if (o.wants("embedding")) {
@@ -155,14 +149,14 @@ void benchMemoryBound(const BenchOptions &o, BenchReport &report,
       ids.push_back(std::make_unique<Buf<int32_t>>(tokens, 0, float(V - i)));
       out.push_back(std::make_unique<Bf16Buf>(tokens * H, i));
     }
-    addEventAndGraphRows(report, s, sets, o.iters(100), o.quick ? 5 : 30,
-                         {"embedding", tok + "4096 bf16 (vocab 128256)",
-                          2 * rowBytes + tokens * 4.0, 0, "copy",
-                          "target >= 80%"},
-                         [&](int i) {
-                           check(embedding(ActDType::BF16, tokens, V, H,
-                                           ids[i]->p, table.p, out[i]->p, s));
-                         });
+    addEventAndGraphRows(
+        report, s, sets, o.iters(100), o.quick ? 5 : 30,
+        {"embedding", tok + "4096 bf16 (vocab 128256)",
+         2 * rowBytes + tokens * 4.0, 0, "copy", "target >= 80%"},
+        [&](int i) {
+          checkStatus(embedding(ActDType::BF16, tokens, V, H, ids[i]->p,
+                                table.p, out[i]->p, s));
+        });
   }
 }
 
@@ -265,7 +259,7 @@ void benchGemm(const BenchOptions &o, BenchReport &report, GemmRunner &runner,
       a.w = w[i % sets]->p;
       a.y = y.p;
       a.f32Out = p.logits;
-      check(runner.linear(a, s, path));
+      checkStatus(runner.linear(a, s, path));
     };
     run(0); // plans the shape outside the timed region and the graph
     BENCH_CUDA(cudaStreamSynchronize(s));
@@ -346,7 +340,7 @@ void benchSampling(const BenchOptions &o, BenchReport &report, cudaStream_t s,
     BENCH_CUDA(cudaMalloc(&ws, wsBytes));
     BENCH_CUDA(cudaMemset(ws, 0, wsBytes));
     auto run = [&](int i) {
-      check(
+      checkStatus(
           argmaxRows(logits[i % sets]->p, rows, vocab, ids.p, ws, wsBytes, s));
     };
     double us =
@@ -369,7 +363,7 @@ void benchSampling(const BenchOptions &o, BenchReport &report, cudaStream_t s,
     BENCH_CUDA(cudaMemcpy(dp, hp.data(), rows * sizeof(SampleRowParams),
                           cudaMemcpyHostToDevice));
     auto run = [&](int i) {
-      check(sampleRows(logits[i % sets]->p, rows, vocab, dp, ids.p, s));
+      checkStatus(sampleRows(logits[i % sets]->p, rows, vocab, dp, ids.p, s));
     };
     double us =
         graphMedianUsPerCall(s, std::max(sets, 20), o.quick ? 5 : 20, run);
@@ -400,7 +394,7 @@ int main(int argc, char **argv) {
   for (int64_t tokens : {int64_t(4096), int64_t(16384)})
     benchMemoryBound(o, report, s, tokens);
   GemmRunner runner;
-  check(runner.init());
+  checkStatus(runner.init());
   benchReadOnly(o, report, s);
   for (int64_t m : {1, 4, 8, 16}) {
     benchGemm(o, report, runner, s, m, GemmPath::CublasLt, "cublasLt");

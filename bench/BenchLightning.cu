@@ -35,26 +35,11 @@ __global__ void fillConstant(float *p, int64_t n, float value) {
     p[i] = value * ((i % 7) - 3);
 }
 
-template <typename E> struct DevBuf {
-  E *p = nullptr;
-  explicit DevBuf(size_t n) { BENCH_CUDA(cudaMalloc(&p, n * sizeof(E))); }
-  ~DevBuf() { cudaFree(p); }
-  DevBuf(const DevBuf &) = delete;
-  DevBuf &operator=(const DevBuf &) = delete;
-};
-
 std::vector<float> decayRates(int heads) {
   std::vector<float> r(heads);
   for (int h = 0; h < heads; ++h)
     r[h] = std::pow(10.0f, -3.0f + 3.0f * h / std::max(1, heads - 1));
   return r;
-}
-
-void checkStatus(const Status &s) {
-  if (!s) {
-    std::fprintf(stderr, "error: %s\n", s.message().c_str());
-    std::exit(1);
-  }
 }
 
 /// Prefill of `batch` sequences of `len` tokens each.
@@ -66,13 +51,14 @@ void benchPrefill(const BenchOptions &o, BenchReport &report, int batch,
     return;
   const int64_t tokens = int64_t(batch) * len;
   const int64_t elems = tokens * heads * hd;
-  DevBuf<__nv_bfloat16> q(elems), k(elems), v(elems), out(elems);
-  DevBuf<float> state(int64_t(batch) * heads * hd * hd), decay(heads);
-  DevBuf<int32_t> slots(batch), cu(batch + 1);
-  fillNormalBf16<<<1024, 256>>>(q.p, elems, 1);
-  fillNormalBf16<<<1024, 256>>>(k.p, elems, 2);
-  fillNormalBf16<<<1024, 256>>>(v.p, elems, 3);
-  fillConstant<<<1024, 256>>>(state.p, int64_t(batch) * heads * hd * hd, 0.5f);
+  DeviceBuffer<__nv_bfloat16> q(elems), k(elems), v(elems), out(elems);
+  DeviceBuffer<float> state(int64_t(batch) * heads * hd * hd), decay(heads);
+  DeviceBuffer<int32_t> slots(batch), cu(batch + 1);
+  fillNormalBf16<<<1024, 256>>>(q.get(), elems, 1);
+  fillNormalBf16<<<1024, 256>>>(k.get(), elems, 2);
+  fillNormalBf16<<<1024, 256>>>(v.get(), elems, 3);
+  fillConstant<<<1024, 256>>>(state.get(), int64_t(batch) * heads * hd * hd,
+                              0.5f);
   BENCH_CUDA(cudaGetLastError());
   std::vector<int32_t> hostSlots(batch), hostCu(batch + 1);
   for (int b = 0; b <= batch; ++b) {
@@ -81,12 +67,9 @@ void benchPrefill(const BenchOptions &o, BenchReport &report, int batch,
     hostCu[b] = b * len;
   }
   std::vector<float> rates = decayRates(heads);
-  BENCH_CUDA(
-      cudaMemcpy(slots.p, hostSlots.data(), batch * 4, cudaMemcpyHostToDevice));
-  BENCH_CUDA(
-      cudaMemcpy(cu.p, hostCu.data(), (batch + 1) * 4, cudaMemcpyHostToDevice));
-  BENCH_CUDA(
-      cudaMemcpy(decay.p, rates.data(), heads * 4, cudaMemcpyHostToDevice));
+  slots.upload(hostSlots);
+  cu.upload(hostCu);
+  decay.upload(rates);
 
   LightningDims dims;
   dims.batch = batch;
@@ -94,7 +77,8 @@ void benchPrefill(const BenchOptions &o, BenchReport &report, int batch,
   dims.headDim = hd;
   dims.numSlots = batch;
   dims.dtype = ActDType::BF16;
-  LightningTensors t{q.p, k.p, v.p, out.p, state.p, slots.p, decay.p, cu.p};
+  LightningTensors t{q.get(),     k.get(),     v.get(),     out.get(),
+                     state.get(), slots.get(), decay.get(), cu.get()};
   cudaStream_t stream;
   BENCH_CUDA(cudaStreamCreate(&stream));
   // One set of inputs is several times the L2 at the target shape.
@@ -132,22 +116,20 @@ void benchDecode(const BenchOptions &o, BenchReport &report, int batch,
   const int sets = rotatingSets(2 * stateBytes);
   const int64_t numSlots = int64_t(batch) * sets;
   const int64_t elems = int64_t(batch) * heads * hd;
-  DevBuf<__nv_bfloat16> q(elems), k(elems), v(elems), out(elems);
-  DevBuf<float> state(numSlots * heads * hd * hd), decay(heads);
-  DevBuf<int32_t> slots(numSlots);
-  fillNormalBf16<<<1024, 256>>>(q.p, elems, 4);
-  fillNormalBf16<<<1024, 256>>>(k.p, elems, 5);
-  fillNormalBf16<<<1024, 256>>>(v.p, elems, 6);
-  fillConstant<<<4096, 256>>>(state.p, numSlots * heads * hd * hd, 0.25f);
+  DeviceBuffer<__nv_bfloat16> q(elems), k(elems), v(elems), out(elems);
+  DeviceBuffer<float> state(numSlots * heads * hd * hd), decay(heads);
+  DeviceBuffer<int32_t> slots(numSlots);
+  fillNormalBf16<<<1024, 256>>>(q.get(), elems, 4);
+  fillNormalBf16<<<1024, 256>>>(k.get(), elems, 5);
+  fillNormalBf16<<<1024, 256>>>(v.get(), elems, 6);
+  fillConstant<<<4096, 256>>>(state.get(), numSlots * heads * hd * hd, 0.25f);
   BENCH_CUDA(cudaGetLastError());
   std::vector<int32_t> hostSlots(numSlots);
   for (int64_t i = 0; i < numSlots; ++i)
     hostSlots[i] = static_cast<int32_t>(i);
   std::vector<float> rates = decayRates(heads);
-  BENCH_CUDA(cudaMemcpy(slots.p, hostSlots.data(), numSlots * 4,
-                        cudaMemcpyHostToDevice));
-  BENCH_CUDA(
-      cudaMemcpy(decay.p, rates.data(), heads * 4, cudaMemcpyHostToDevice));
+  slots.upload(hostSlots);
+  decay.upload(rates);
 
   LightningDims dims;
   dims.batch = batch;
@@ -158,9 +140,10 @@ void benchDecode(const BenchOptions &o, BenchReport &report, int batch,
   cudaStream_t stream;
   BENCH_CUDA(cudaStreamCreate(&stream));
   auto run = [&](int i) {
-    LightningTensors t{q.p,     k.p,     v.p,
-                       out.p,   state.p, slots.p + int64_t(i % sets) * batch,
-                       decay.p, nullptr};
+    LightningTensors t{q.get(),     k.get(),
+                       v.get(),     out.get(),
+                       state.get(), slots.get() + int64_t(i % sets) * batch,
+                       decay.get(), nullptr};
     checkStatus(lightningDecodeTiled(dims, t, cols, prefetch, stream));
   };
   double us = graph ? graphMedianUsPerCall(stream, std::max(sets, 20),

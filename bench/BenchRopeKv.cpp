@@ -13,8 +13,6 @@
 #include "kernels/rope_kv/RopeKvWrite.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -67,63 +65,46 @@ struct Shape {
   }
 };
 
-template <typename T> T *deviceAlloc(size_t count) {
-  T *p = nullptr;
-  BENCH_CUDA(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T)));
-  return p;
-}
-
 /// One set of device inputs and outputs for a shape; several are rotated
-/// through so that each launch reads from DRAM, not from L2.
+/// through so that each launch reads from DRAM, not from L2. Buffers a
+/// layout does not use (V and block tables of a contiguous cache) stay null.
 struct InputSet {
-  uint16_t *qkv = nullptr, *qOut = nullptr, *k = nullptr, *v = nullptr;
-  int32_t *kvLens = nullptr, *posIds = nullptr, *blockTables = nullptr;
+  std::unique_ptr<DeviceBuffer<uint16_t>> qkv, qOut, k, v;
+  std::unique_ptr<DeviceBuffer<int32_t>> kvLens, posIds, blockTables;
   int64_t numBlocks = 0, maxBlocks = 0, capacity = 0;
 
   InputSet(const Shape &s, const std::vector<uint16_t> &qkvHost,
            std::mt19937_64 &rng) {
-    qkv = deviceAlloc<uint16_t>(qkvHost.size());
-    BENCH_CUDA(cudaMemcpy(qkv, qkvHost.data(), qkvHost.size() * 2,
-                          cudaMemcpyHostToDevice));
-    qOut = deviceAlloc<uint16_t>(s.tokens() * s.hq * s.headDim);
+    qkv = std::make_unique<DeviceBuffer<uint16_t>>(qkvHost);
+    qOut =
+        std::make_unique<DeviceBuffer<uint16_t>>(s.tokens() * s.hq * s.headDim);
     std::vector<int32_t> lens(s.batch, int32_t(s.cached)), pos(s.tokens());
     for (int64_t b = 0; b < s.batch; ++b)
       for (int64_t t = 0; t < s.seq; ++t)
         pos[b * s.seq + t] = int32_t(s.cached + t);
-    kvLens = upload(lens);
-    posIds = upload(pos);
+    kvLens = std::make_unique<DeviceBuffer<int32_t>>(lens);
+    posIds = std::make_unique<DeviceBuffer<int32_t>>(pos);
     if (s.layout == KvCacheLayout::Paged) {
       maxBlocks = (s.slotsPerSeq() + s.blockSize - 1) / s.blockSize;
       numBlocks = s.batch * maxBlocks;
       std::vector<int32_t> ids(numBlocks);
       std::iota(ids.begin(), ids.end(), 0);
       std::shuffle(ids.begin(), ids.end(), rng); // pages are scattered
-      blockTables = upload(ids);
+      blockTables = std::make_unique<DeviceBuffer<int32_t>>(ids);
       size_t pool = size_t(numBlocks) * s.hkv * s.blockSize * s.headDim;
-      k = deviceAlloc<uint16_t>(pool);
-      v = deviceAlloc<uint16_t>(pool);
+      k = std::make_unique<DeviceBuffer<uint16_t>>(pool);
+      v = std::make_unique<DeviceBuffer<uint16_t>>(pool);
     } else {
       capacity = s.slotsPerSeq();
-      k = deviceAlloc<uint16_t>(size_t(s.batch) * 2 * s.hkv * capacity *
-                                s.headDim);
+      k = std::make_unique<DeviceBuffer<uint16_t>>(size_t(s.batch) * 2 * s.hkv *
+                                                   capacity * s.headDim);
     }
-  }
-  ~InputSet() {
-    for (void *p : {(void *)qkv, (void *)qOut, (void *)k, (void *)v,
-                    (void *)kvLens, (void *)posIds, (void *)blockTables})
-      cudaFree(p);
-  }
-  static int32_t *upload(const std::vector<int32_t> &host) {
-    int32_t *p = deviceAlloc<int32_t>(host.size());
-    BENCH_CUDA(
-        cudaMemcpy(p, host.data(), host.size() * 4, cudaMemcpyHostToDevice));
-    return p;
   }
   KvCacheView view(const Shape &s) const {
     return s.layout == KvCacheLayout::Paged
-               ? KvCacheView::paged(k, v, numBlocks, s.blockSize, blockTables,
-                                    maxBlocks)
-               : KvCacheView::contiguous(k, capacity);
+               ? KvCacheView::paged(k->get(), v->get(), numBlocks, s.blockSize,
+                                    blockTables->get(), maxBlocks)
+               : KvCacheView::contiguous(k->get(), capacity);
   }
 };
 
@@ -140,22 +121,19 @@ void launch(const Shape &s, const InputSet &in, const CosSinCache &cs,
   RopeKvArgs args;
   switch (s.variant) {
   case RopeKvVariant::Packed:
-    args = RopeKvArgs::packed(d, in.qkv, cs, norm, in.view(s), nullptr);
+    args = RopeKvArgs::packed(d, in.qkv->get(), cs, norm, in.view(s), nullptr);
     break;
   case RopeKvVariant::Continuous:
-    args = RopeKvArgs::continuous(d, in.qkv, in.qOut, in.kvLens, cs, norm,
-                                  in.view(s), nullptr);
+    args =
+        RopeKvArgs::continuous(d, in.qkv->get(), in.qOut->get(),
+                               in.kvLens->get(), cs, norm, in.view(s), nullptr);
     break;
   case RopeKvVariant::Tree:
-    args = RopeKvArgs::tree(d, in.qkv, in.qOut, in.kvLens, in.posIds, cs, norm,
-                            in.view(s), nullptr);
+    args = RopeKvArgs::tree(d, in.qkv->get(), in.qOut->get(), in.kvLens->get(),
+                            in.posIds->get(), cs, norm, in.view(s), nullptr);
     break;
   }
-  const Status st = launchRopeKvWrite(args, stream, s.kernel);
-  if (!st) {
-    std::fprintf(stderr, "error: %s\n", st.message().c_str());
-    std::exit(1);
-  }
+  checkStatus(launchRopeKvWrite(args, stream, s.kernel));
 }
 
 void runShape(const Shape &s, bool decode, const BenchOptions &options,
@@ -177,23 +155,15 @@ void runShape(const Shape &s, bool decode, const BenchOptions &options,
   spec.rotaryDim = s.rotaryDim;
   spec.maxPos = s.slotsPerSeq();
   std::vector<float> table;
-  if (Status st = buildRopeCosSin(spec, table); !st) {
-    std::fprintf(stderr, "error: %s\n", st.message().c_str());
-    std::exit(1);
-  }
-  float *tableDev = deviceAlloc<float>(table.size());
-  BENCH_CUDA(cudaMemcpy(tableDev, table.data(), table.size() * 4,
-                        cudaMemcpyHostToDevice));
-  CosSinCache cs{tableDev, 1, spec.maxPos};
-  std::vector<uint16_t> ones(s.headDim, 0x3f80);
-  uint16_t *weights = deviceAlloc<uint16_t>(2 * s.headDim);
-  BENCH_CUDA(
-      cudaMemcpy(weights, ones.data(), s.headDim * 2, cudaMemcpyHostToDevice));
-  BENCH_CUDA(cudaMemcpy(weights + s.headDim, ones.data(), s.headDim * 2,
-                        cudaMemcpyHostToDevice));
+  checkStatus(buildRopeCosSin(spec, table));
+  DeviceBuffer<float> tableDev(table);
+  CosSinCache cs{tableDev.get(), 1, spec.maxPos};
+  // Q and K norm weights of 1.0 (bf16 0x3f80), one row each.
+  DeviceBuffer<uint16_t> weights(
+      std::vector<uint16_t>(2 * size_t(s.headDim), 0x3f80));
   QkNormParams norm;
   if (s.qkNorm)
-    norm = {weights, weights + s.headDim, 1e-6f};
+    norm = {weights.get(), weights.get() + s.headDim, 1e-6f};
 
   int sets = decode ? 1 : rotatingSets(s.bytes());
   std::vector<std::unique_ptr<InputSet>> in;
@@ -223,8 +193,6 @@ void runShape(const Shape &s, bool decode, const BenchOptions &options,
   BENCH_CUDA(cudaStreamSynchronize(stream));
   BENCH_CUDA(cudaStreamDestroy(stream));
   in.clear();
-  BENCH_CUDA(cudaFree(tableDev));
-  BENCH_CUDA(cudaFree(weights));
 }
 
 } // namespace

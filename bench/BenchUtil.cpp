@@ -16,6 +16,13 @@ void checkCuda(cudaError_t err, const char *what) {
   std::exit(1);
 }
 
+void checkStatus(const kernels::Status &status) {
+  if (status)
+    return;
+  std::fprintf(stderr, "error: %s\n", status.message().c_str());
+  std::exit(1);
+}
+
 void BenchReport::add(BenchRow row) { rows_.push_back(std::move(row)); }
 
 void BenchReport::printMarkdown() const {

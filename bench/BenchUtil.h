@@ -9,6 +9,9 @@
 #ifndef STRATA_BENCH_BENCHUTIL_H
 #define STRATA_BENCH_BENCHUTIL_H
 
+#include "kernels/common/DeviceBuffer.h"
+#include "kernels/common/Status.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -25,6 +28,18 @@ constexpr double kReadCeilingGBs = 4140.0;
 /// hand an error to).
 void checkCuda(cudaError_t err, const char *what);
 #define BENCH_CUDA(expr) ::strata::bench::checkCuda((expr), #expr)
+
+/// Exits with its message when a launcher's Status is a failure.
+void checkStatus(const kernels::Status &status);
+
+/// The Check of kernels::BasicDeviceBuffer in a benchmark: a CUDA failure
+/// ends the run through checkCuda.
+struct ExitOnCudaError {
+  static void check(cudaError_t err, const char *what) { checkCuda(err, what); }
+};
+
+template <typename E>
+using DeviceBuffer = kernels::BasicDeviceBuffer<E, ExitOnCudaError>;
 
 struct BenchRow {
   std::string name;

@@ -2,6 +2,7 @@
 
 #include "models/DecaySlopes.h"
 #include "models/ModelLimits.h"
+#include "models/NearestName.h"
 
 #include <cmath>
 #include <filesystem>

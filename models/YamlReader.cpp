@@ -1,5 +1,8 @@
 #include "models/YamlReader.h"
 
+#include "models/NearestName.h"
+#include "models/ParseInteger.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -9,35 +12,6 @@ namespace strata {
 namespace detail {
 
 namespace {
-
-/// Optimal string alignment distance (Levenshtein plus adjacent
-/// transpositions, the most common typo). Three rows of the table are
-/// enough, so memory follows the candidate (`b`), not the key from the file.
-size_t editDistance(const std::string &a, const std::string &b) {
-  std::vector<size_t> before(b.size() + 1), prev(b.size() + 1),
-      row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j)
-    prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      row[j] = std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        row[j] = std::min(row[j], before[j - 2] + 1);
-    }
-    std::swap(before, prev);
-    std::swap(prev, row);
-  }
-  return prev[b.size()];
-}
-
-std::string lower(std::string s) {
-  for (char &c : s)
-    if (c >= 'A' && c <= 'Z')
-      c = static_cast<char>(c - 'A' + 'a');
-  return s;
-}
 
 std::string quoteKey(const Field &f) { return "'" + f.path + "'"; }
 
@@ -55,38 +29,6 @@ bool isPlain(const YAML::Node &node) {
 }
 
 } // namespace
-
-std::string nearestName(const std::string &name,
-                        const std::vector<std::string> &candidates) {
-  // A third of the length catches a dropped plural or a swapped pair in
-  // long names without proposing unrelated short ones.
-  size_t threshold = std::max<size_t>(2, name.size() / 3);
-  std::string best;
-  size_t bestDistance = SIZE_MAX;
-  std::string lname = lower(name);
-  for (const std::string &c : candidates) {
-    // The distance is at least the difference in length: a key far longer
-    // than every candidate (a file can hold megabytes of one) is no typo
-    // of any, and comparing would cost its length times theirs.
-    size_t gap =
-        std::max(lname.size(), c.size()) - std::min(lname.size(), c.size());
-    if (gap > threshold)
-      continue;
-    size_t d = editDistance(lname, c);
-    if (d < bestDistance) {
-      bestDistance = d;
-      best = c;
-    }
-  }
-  if (!best.empty() && bestDistance <= threshold)
-    return best;
-  // "sliding" for "sliding_attention": an abbreviation, not a typo.
-  if (lname.size() >= 3)
-    for (const std::string &c : candidates)
-      if (c.compare(0, lname.size(), lname) == 0)
-        return c;
-  return "";
-}
 
 std::string joinNames(const std::vector<std::string> &names) {
   std::string out;
@@ -143,18 +85,17 @@ int64_t YamlContext::integer(const Field &f) const {
   if (!f.node.IsScalar() || !isPlain(f.node))
     bad();
   const std::string &s = f.node.Scalar();
-  size_t start = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
-  if (start == s.size())
+  int64_t v = 0;
+  switch (parseDecimalInteger(s, v)) {
+  case IntegerParse::Ok:
+    break;
+  case IntegerParse::Malformed:
     bad();
-  for (size_t i = start; i < s.size(); ++i)
-    if (s[i] < '0' || s[i] > '9')
-      bad();
-  errno = 0;
-  char *end = nullptr;
-  long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno == ERANGE)
+    break;
+  case IntegerParse::OutOfRange:
     fail(f, "integer " + s + " for " + quoteKey(f) + " is out of range");
-  return static_cast<int64_t>(v);
+  }
+  return v;
 }
 
 int64_t YamlContext::positiveInt(const Field &f, int64_t max) const {

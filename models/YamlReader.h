@@ -25,11 +25,6 @@ struct ImportError {
   Diagnostic diag;
 };
 
-/// The closest candidate to `name` by edit distance, or "" when none is
-/// close enough to be a plausible typo.
-std::string nearestName(const std::string &name,
-                        const std::vector<std::string> &candidates);
-
 /// "a, b or c".
 std::string joinNames(const std::vector<std::string> &names);
 

@@ -1,5 +1,8 @@
 #include "tools/common/ArgParser.h"
 
+#include "models/NearestName.h"
+#include "models/ParseInteger.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -8,21 +11,6 @@
 #include <sstream>
 
 namespace strata::tools {
-
-size_t editDistance(const std::string &a, const std::string &b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j)
-    prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
 
 void ArgParser::addFlag(const std::string &name, const std::string &help) {
   order_.push_back(name);
@@ -37,19 +25,6 @@ void ArgParser::addOption(const std::string &name, const std::string &valueName,
 
 void ArgParser::addAlias(const std::string &alias, const std::string &name) {
   aliases_[alias] = name;
-}
-
-std::string ArgParser::nearest(const std::string &name) const {
-  std::string best;
-  size_t bestDistance = 3; // farther than this is no useful suggestion
-  for (const std::string &candidate : order_) {
-    size_t d = editDistance(name, candidate);
-    if (d < bestDistance) {
-      bestDistance = d;
-      best = candidate;
-    }
-  }
-  return best;
 }
 
 bool ArgParser::parse(const std::vector<std::string> &args) {
@@ -82,7 +57,7 @@ bool ArgParser::parse(const std::vector<std::string> &args) {
     auto spec = specs_.find(name);
     if (spec == specs_.end()) {
       error_ = "unknown option '--" + name + "'";
-      std::string suggestion = nearest(name);
+      std::string suggestion = nearestName(name, order_);
       if (!suggestion.empty())
         error_ += "; did you mean '--" + suggestion + "'?";
       return false;
@@ -118,14 +93,8 @@ bool ArgParser::parse(const std::vector<std::string> &args) {
 
 bool parseInteger(const std::string &text, int64_t lo, int64_t hi,
                   int64_t &out) {
-  // strtoll skips leading blanks and accepts a sign; " 5" is not a clean
-  // value, so the first character must start the number itself.
-  if (text.empty() || std::isspace((unsigned char)text[0]))
-    return false;
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (errno || *end || v < lo || v > hi)
+  int64_t v = 0;
+  if (parseDecimalInteger(text, v) != IntegerParse::Ok || v < lo || v > hi)
     return false;
   out = v;
   return true;

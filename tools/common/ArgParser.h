@@ -42,8 +42,6 @@ private:
     std::string valueName;
     std::string help;
   };
-  std::string nearest(const std::string &name) const;
-
   std::vector<std::string> order_;
   std::map<std::string, Spec> specs_;
   std::map<std::string, std::string> aliases_;
@@ -51,9 +49,6 @@ private:
   std::vector<std::string> positionals_;
   std::string error_;
 };
-
-/// Levenshtein distance, for "did you mean" suggestions.
-size_t editDistance(const std::string &a, const std::string &b);
 
 /// Option values: a whole decimal integer in [lo, hi], a whole finite
 /// number, or a comma-separated list of integers in [lo, hi] ("1,8,32").

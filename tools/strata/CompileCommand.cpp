@@ -2,6 +2,7 @@
 // verify the generic forward of a model, run the pass pipeline up to the
 // requested stage (the verifier runs after every pass), then print it.
 #include "codegen/PlanLowering.h"
+#include "models/NearestName.h"
 #include "passes/Passes.h"
 #include "runtime/plan/PlanFile.h"
 #include "runtime/plan/PlanLimits.h"
@@ -65,16 +66,6 @@ ArgParser makeCompileParser() {
   return parser;
 }
 
-bool parsePositiveInt(const std::string &text, int64_t &out) {
-  if (text.empty() || text.size() > 9)
-    return false;
-  for (char c : text)
-    if (c < '0' || c > '9')
-      return false;
-  out = std::strtoll(text.c_str(), nullptr, 10);
-  return out > 0;
-}
-
 /// Writes `module` to DIR/`name`; false, with the message printed, when the
 /// file cannot be written.
 bool writeDump(const std::string &dir, const std::string &name,
@@ -110,17 +101,13 @@ std::string parseDisabled(const std::string &list,
     if (llvm::is_contained(pipelinePassNames(), name))
       return "'" + name + "' cannot be disabled (it is not a fusion); " +
              "fusions: " + fusions;
-    std::string best;
-    size_t bestDistance = std::string::npos;
-    for (llvm::StringRef candidate : fusionPassNames()) {
-      size_t d = editDistance(name, candidate.str());
-      if (d < bestDistance) {
-        bestDistance = d;
-        best = candidate.str();
-      }
-    }
+    std::vector<std::string> candidates;
+    for (llvm::StringRef candidate : fusionPassNames())
+      candidates.push_back(candidate.str());
+    std::string best = nearestName(name, candidates);
     return "unknown pass '" + raw.trim().str() + "' for --disable-pass; " +
-           "did you mean '" + best + "'? fusions: " + fusions;
+           (best.empty() ? "" : "did you mean '" + best + "'? ") +
+           "fusions: " + fusions;
   }
   return "";
 }
@@ -162,8 +149,9 @@ int runCompile(const std::vector<std::string> &args) {
   BuildOptions options;
   if (parser.has("block-size")) {
     int64_t blockSize = 0;
-    if (!parsePositiveInt(parser.get("block-size"), blockSize) ||
-        (blockSize & (blockSize - 1)) != 0 || blockSize > plan::kMaxKvBlockSize)
+    if (!parseInteger(parser.get("block-size"), 1, plan::kMaxKvBlockSize,
+                      blockSize) ||
+        (blockSize & (blockSize - 1)) != 0)
       return usageError("--block-size expects a power of two in [1, " +
                         std::to_string(plan::kMaxKvBlockSize) + "], got '" +
                         parser.get("block-size") + "'");
@@ -179,14 +167,14 @@ int runCompile(const std::vector<std::string> &args) {
         {"max-batch", &planOptions.maxBatch, plan::kMaxBatchLimit}}) {
     if (!parser.has(name))
       continue;
-    if (!parsePositiveInt(parser.get(name), *value) || *value > limit)
+    if (!parseInteger(parser.get(name), 1, limit, *value))
       return usageError(
           std::string("--") + name + " expects a positive integer up to " +
           std::to_string(limit) + ", got '" + parser.get(name) + "'");
   }
   if (parser.has("streams")) {
     int64_t streams = 0;
-    if (!parsePositiveInt(parser.get("streams"), streams) || streams > 16)
+    if (!parseInteger(parser.get("streams"), 1, 16, streams))
       return usageError("--streams expects an integer in [1, 16], got '" +
                         parser.get("streams") + "'");
     planOptions.numStreams = int(streams);

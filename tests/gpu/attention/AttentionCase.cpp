@@ -2,6 +2,7 @@
 
 #include "kernels/cpu/AttentionRef.h"
 #include "kernels/cpu/HalfTypes.h"
+#include "tests/gpu/GpuTestSupport.h"
 
 #include <catch2/catch.hpp>
 #include <cuda_runtime.h>
@@ -21,39 +22,7 @@ namespace {
 /// leaves unwritten reads back as exactly this.
 constexpr uint16_t kPoison = 0xffff;
 
-#define ATTN_CUDA_REQUIRE(expr)                                                \
-  do {                                                                         \
-    cudaError_t e_ = (expr);                                                   \
-    INFO(#expr << ": " << cudaGetErrorString(e_));                             \
-    REQUIRE(e_ == cudaSuccess);                                                \
-  } while (0)
-
-template <typename E> class DevBuf {
-public:
-  explicit DevBuf(size_t n) : n_(n) {
-    ATTN_CUDA_REQUIRE(cudaMalloc(&p_, std::max<size_t>(n, 1) * sizeof(E)));
-  }
-  ~DevBuf() { cudaFree(p_); }
-  DevBuf(const DevBuf &) = delete;
-  DevBuf &operator=(const DevBuf &) = delete;
-  void upload(const std::vector<E> &h) {
-    REQUIRE(h.size() == n_);
-    ATTN_CUDA_REQUIRE(
-        cudaMemcpy(p_, h.data(), n_ * sizeof(E), cudaMemcpyHostToDevice));
-  }
-  std::vector<E> download() const {
-    std::vector<E> h(n_);
-    ATTN_CUDA_REQUIRE(cudaDeviceSynchronize());
-    ATTN_CUDA_REQUIRE(
-        cudaMemcpy(h.data(), p_, n_ * sizeof(E), cudaMemcpyDeviceToHost));
-    return h;
-  }
-  E *get() const { return p_; }
-
-private:
-  E *p_ = nullptr;
-  size_t n_;
-};
+using test::DeviceBuffer;
 
 float toFloat(uint16_t bits, ActDType t) {
   return t == ActDType::BF16 ? bf16BitsToFloat(bits) : f16BitsToFloat(bits);
@@ -145,15 +114,7 @@ double compare(const std::vector<uint16_t> &gpu,
 } // namespace
 
 std::mt19937_64 &attnTestRng() {
-  static std::mt19937_64 rng = [] {
-    const char *env = std::getenv("STRATA_TEST_SEED");
-    uint64_t seed =
-        env ? std::strtoull(env, nullptr, 0)
-            : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
-    std::printf("[attention] STRATA_TEST_SEED=%llu\n",
-                static_cast<unsigned long long>(seed));
-    return std::mt19937_64(seed);
-  }();
+  static std::mt19937_64 rng(test::testSeed());
   return rng;
 }
 
@@ -286,9 +247,9 @@ std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
     }
   }
 
-  DevBuf<uint16_t> q(qHost.size()), out(totalQ * Hq * D);
-  DevBuf<uint16_t> kDev(cacheElems), vDev(c.contiguous ? 1 : cacheElems);
-  DevBuf<int32_t> cuDev(batch + 1), kvDev(batch),
+  DeviceBuffer<uint16_t> q(qHost.size()), out(totalQ * Hq * D);
+  DeviceBuffer<uint16_t> kDev(cacheElems), vDev(c.contiguous ? 1 : cacheElems);
+  DeviceBuffer<int32_t> cuDev(batch + 1), kvDev(batch),
       tabDev(std::max<size_t>(tables.size(), 1)),
       parDev(std::max<size_t>(parents.size(), 1)),
       posDev(std::max<size_t>(positions.size(), 1));
@@ -329,9 +290,8 @@ std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
   l.maxKvLen = maxKv;
   l.numSplits = c.numSplits;
   l.workspaceBytes = attentionWorkspaceBytes(c.kind, dims, l);
-  DevBuf<unsigned char> ws(std::max<size_t>(l.workspaceBytes, 16));
-  ATTN_CUDA_REQUIRE(
-      cudaMemset(ws.get(), 0, std::max<size_t>(l.workspaceBytes, 16)));
+  DeviceBuffer<unsigned char> ws(std::max<size_t>(l.workspaceBytes, 16));
+  CUDA_REQUIRE(cudaMemset(ws.get(), 0, std::max<size_t>(l.workspaceBytes, 16)));
   // Only what the launcher asks for: a launch that needs no workspace gets
   // none.
   l.workspace = l.workspaceBytes ? ws.get() : nullptr;
@@ -366,8 +326,8 @@ std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
   };
 
   cudaStream_t stream;
-  ATTN_CUDA_REQUIRE(cudaStreamCreate(&stream));
-  ATTN_CUDA_REQUIRE(cudaMemset(out.get(), 0xff, totalQ * Hq * D * 2));
+  CUDA_REQUIRE(cudaStreamCreate(&stream));
+  CUDA_REQUIRE(cudaMemset(out.get(), 0xff, totalQ * Hq * D * 2));
   std::vector<uint16_t> result;
   if (!c.graphReplay) {
     Status s = launch(c.kind, dims, t, l, stream);
@@ -377,21 +337,21 @@ std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
     // A second launch reuses the workspace (split or persistent): the
     // counters must be back at 0.
     if (l.workspaceBytes > 0) {
-      ATTN_CUDA_REQUIRE(cudaMemset(out.get(), 0xff, totalQ * Hq * D * 2));
+      CUDA_REQUIRE(cudaMemset(out.get(), 0xff, totalQ * Hq * D * 2));
       REQUIRE(launch(c.kind, dims, t, l, stream).ok());
       check();
     }
   } else {
     cudaGraph_t graph;
     cudaGraphExec_t exec;
-    ATTN_CUDA_REQUIRE(
+    CUDA_REQUIRE(
         cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     Status s = launch(c.kind, dims, t, l, stream);
-    ATTN_CUDA_REQUIRE(cudaStreamEndCapture(stream, &graph));
+    CUDA_REQUIRE(cudaStreamEndCapture(stream, &graph));
     INFO(s.message());
     REQUIRE(s.ok());
-    ATTN_CUDA_REQUIRE(cudaGraphInstantiate(&exec, graph, 0));
-    ATTN_CUDA_REQUIRE(cudaGraphLaunch(exec, stream));
+    CUDA_REQUIRE(cudaGraphInstantiate(&exec, graph, 0));
+    CUDA_REQUIRE(cudaGraphLaunch(exec, stream));
     result = check();
     // Same graph, other lengths (cached tokens only shrink: the tables
     // were sized for the first ones) and fresh queries.
@@ -401,13 +361,13 @@ std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
     qHost = randomNormal(rng, qHost.size(), c.dtype);
     q.upload(qHost);
     h.q = qHost.data();
-    ATTN_CUDA_REQUIRE(cudaMemset(out.get(), 0xff, totalQ * Hq * D * 2));
-    ATTN_CUDA_REQUIRE(cudaGraphLaunch(exec, stream));
+    CUDA_REQUIRE(cudaMemset(out.get(), 0xff, totalQ * Hq * D * 2));
+    CUDA_REQUIRE(cudaGraphLaunch(exec, stream));
     check();
-    ATTN_CUDA_REQUIRE(cudaGraphExecDestroy(exec));
-    ATTN_CUDA_REQUIRE(cudaGraphDestroy(graph));
+    CUDA_REQUIRE(cudaGraphExecDestroy(exec));
+    CUDA_REQUIRE(cudaGraphDestroy(graph));
   }
-  ATTN_CUDA_REQUIRE(cudaStreamDestroy(stream));
+  CUDA_REQUIRE(cudaStreamDestroy(stream));
   return result;
 }
 

@@ -161,7 +161,7 @@ void runPrefillCase(const PrefillCase &c, std::mt19937_64 &rng) {
   Status s = lightningPrefillTiled(dims, t, c.dvTile, nullptr);
   INFO(s.message());
   REQUIRE(s.ok());
-  LIGHTNING_CUDA_REQUIRE(cudaDeviceSynchronize());
+  CUDA_REQUIRE(cudaDeviceSynchronize());
   std::vector<uint16_t> gOut = dout.download();
   std::vector<float> gState = dstate.download();
 

@@ -2,29 +2,18 @@
 // [small] cases are the ones run under compute-sanitizer; [large] cases
 // cover the required lengths up to and past 8192 tokens.
 #include "kernels/linear_attention/LightningAttention.h"
+#include "tests/gpu/GpuTestSupport.h"
 #include "tests/gpu/linear_attention/LightningCase.h"
 
 #include <catch2/catch.hpp>
-
-#include <cstdio>
-#include <cstdlib>
 
 using namespace strata::kernels;
 using namespace strata::kernels::lightning_test;
 
 namespace {
-/// Fresh inputs every run: the seed is STRATA_TEST_SEED when set (to replay
-/// a failure), else drawn from the system, and printed either way.
+/// Fresh inputs every run, from the run's seed (GpuTestSupport.h).
 std::mt19937_64 &testRng() {
-  static std::mt19937_64 rng = [] {
-    const char *env = std::getenv("STRATA_TEST_SEED");
-    uint64_t seed =
-        env ? std::strtoull(env, nullptr, 0)
-            : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
-    std::printf("[lightning] STRATA_TEST_SEED=%llu\n",
-                static_cast<unsigned long long>(seed));
-    return std::mt19937_64(seed);
-  }();
+  static std::mt19937_64 rng(strata::kernels::test::testSeed());
   return rng;
 }
 } // namespace

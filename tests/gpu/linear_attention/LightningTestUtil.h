@@ -1,13 +1,13 @@
-// Helpers of the lightning attention GPU tests: device buffers, random
-// inputs, poisoning and per-(sequence, head) relative errors.
+// Helpers of the lightning attention GPU tests: random inputs, poisoning
+// and per-(sequence, head) relative errors.
 #ifndef STRATA_TESTS_GPU_LINEAR_ATTENTION_LIGHTNINGTESTUTIL_H
 #define STRATA_TESTS_GPU_LINEAR_ATTENTION_LIGHTNINGTESTUTIL_H
 
 #include "kernels/cpu/HalfTypes.h"
 #include "kernels/linear_attention/LightningTypes.h"
+#include "tests/gpu/GpuTestSupport.h"
 
 #include <catch2/catch.hpp>
-#include <cuda_runtime.h>
 
 #include <cmath>
 #include <cstdint>
@@ -24,43 +24,7 @@ constexpr uint16_t kPoison = 0xffff;
 /// arithmetic produces.
 constexpr uint32_t kStatePoison = 0x7fc0dead;
 
-#define LIGHTNING_CUDA_REQUIRE(expr)                                           \
-  do {                                                                         \
-    cudaError_t e_ = (expr);                                                   \
-    INFO(#expr << ": " << cudaGetErrorString(e_));                             \
-    REQUIRE(e_ == cudaSuccess);                                                \
-  } while (0)
-
-template <typename E> class DeviceBuffer {
-public:
-  explicit DeviceBuffer(size_t n) : n_(n) {
-    LIGHTNING_CUDA_REQUIRE(cudaMalloc(&p_, std::max<size_t>(n, 1) * sizeof(E)));
-  }
-  explicit DeviceBuffer(const std::vector<E> &host)
-      : DeviceBuffer(host.size()) {
-    upload(host);
-  }
-  ~DeviceBuffer() { cudaFree(p_); }
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-  void upload(const std::vector<E> &host) {
-    REQUIRE(host.size() == n_);
-    LIGHTNING_CUDA_REQUIRE(
-        cudaMemcpy(p_, host.data(), n_ * sizeof(E), cudaMemcpyHostToDevice));
-  }
-  std::vector<E> download() const {
-    std::vector<E> host(n_);
-    LIGHTNING_CUDA_REQUIRE(cudaDeviceSynchronize());
-    LIGHTNING_CUDA_REQUIRE(
-        cudaMemcpy(host.data(), p_, n_ * sizeof(E), cudaMemcpyDeviceToHost));
-    return host;
-  }
-  E *get() const { return p_; }
-
-private:
-  E *p_ = nullptr;
-  size_t n_;
-};
+using test::DeviceBuffer;
 
 inline float halfToFloat(uint16_t bits, ActDType dtype) {
   return dtype == ActDType::BF16 ? bf16BitsToFloat(bits) : f16BitsToFloat(bits);

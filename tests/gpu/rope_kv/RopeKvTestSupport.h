@@ -1,13 +1,13 @@
-// Helpers of the rope_kv_write GPU tests: device buffers, random fill,
-// poisoning and the comparison with the CPU reference.
+// Helpers of the rope_kv_write GPU tests: random fill, poisoning and the
+// comparison with the CPU reference.
 #ifndef STRATA_TESTS_GPU_ROPE_KV_ROPEKVTESTSUPPORT_H
 #define STRATA_TESTS_GPU_ROPE_KV_ROPEKVTESTSUPPORT_H
 
 #include "kernels/common/RopeKvTypes.h"
 #include "kernels/cpu/HalfTypes.h"
+#include "tests/gpu/GpuTestSupport.h"
 
 #include <catch2/catch.hpp>
-#include <cuda_runtime.h>
 
 #include <cmath>
 #include <cstdint>
@@ -23,60 +23,6 @@ namespace strata::kernels::test {
 /// no rounding produces (canonical NaN is 0x7FFF), so an element left
 /// unwritten reads back as exactly this and one written by mistake does not.
 constexpr uint16_t kPoison = 0xffff;
-
-#define CUDA_REQUIRE(expr)                                                     \
-  do {                                                                         \
-    cudaError_t err_ = (expr);                                                 \
-    INFO(#expr << ": " << cudaGetErrorString(err_));                           \
-    REQUIRE(err_ == cudaSuccess);                                              \
-  } while (0)
-
-template <typename T> class DeviceBuffer {
-public:
-  explicit DeviceBuffer(size_t count) : count_(count) {
-    if (count_)
-      CUDA_REQUIRE(cudaMalloc(&ptr_, count_ * sizeof(T)));
-  }
-  explicit DeviceBuffer(const std::vector<T> &host)
-      : DeviceBuffer(host.size()) {
-    upload(host);
-  }
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-  ~DeviceBuffer() { cudaFree(ptr_); }
-
-  void upload(const std::vector<T> &host) {
-    REQUIRE(host.size() == count_);
-    if (count_)
-      CUDA_REQUIRE(cudaMemcpy(ptr_, host.data(), count_ * sizeof(T),
-                              cudaMemcpyHostToDevice));
-  }
-  std::vector<T> download() const {
-    std::vector<T> host(count_);
-    if (count_)
-      CUDA_REQUIRE(cudaMemcpy(host.data(), ptr_, count_ * sizeof(T),
-                              cudaMemcpyDeviceToHost));
-    return host;
-  }
-  T *get() const { return ptr_; }
-  size_t size() const { return count_; }
-
-private:
-  T *ptr_ = nullptr;
-  size_t count_ = 0;
-};
-
-/// Seed of this run: STRATA_TEST_SEED if set, else fresh; printed by the
-/// tests so that a failure can be replayed.
-inline uint64_t testSeed() {
-  static uint64_t seed = [] {
-    const char *env = std::getenv("STRATA_TEST_SEED");
-    return env ? std::strtoull(env, nullptr, 10)
-               : (uint64_t(std::random_device{}()) << 32) ^
-                     std::random_device{}();
-  }();
-  return seed;
-}
 
 inline uint16_t toAct(ActDType type, float f) {
   return type == ActDType::BF16 ? floatToBf16Bits(f) : floatToF16Bits(f);

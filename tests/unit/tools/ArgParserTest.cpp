@@ -67,10 +67,10 @@ TEST_CASE("everything after -- is positional") {
   CHECK(p.positionals()[0] == "--emit=ir");
 }
 
-TEST_CASE("edit distance") {
-  CHECK(strata::tools::editDistance("", "abc") == 3);
-  CHECK(strata::tools::editDistance("kitten", "sitting") == 3);
-  CHECK(strata::tools::editDistance("same", "same") == 0);
+TEST_CASE("an abbreviated option names the option it begins") {
+  ArgParser p = makeParser();
+  REQUIRE_FALSE(p.parse({"--out=x"}));
+  CHECK(p.error() == "unknown option '--out'; did you mean '--output'?");
 }
 
 TEST_CASE("integer option values are whole, in range and clean") {
@@ -84,6 +84,12 @@ TEST_CASE("integer option values are whole, in range and clean") {
   CHECK_FALSE(parseInteger("4x", 1, 100, v));
   CHECK_FALSE(parseInteger(" 4", 1, 100, v));
   CHECK_FALSE(parseInteger("99999999999999999999", 1, INT64_MAX, v));
+  CHECK(parseInteger("-5", -10, 10, v));
+  CHECK(v == -5);
+  CHECK(parseInteger("+5", -10, 10, v));
+  CHECK(v == 5);
+  CHECK_FALSE(parseInteger("-11", -10, 10, v));
+  CHECK(v == 5);
 }
 
 TEST_CASE("number option values are whole and finite") {
