@@ -33,49 +33,207 @@ mlir::FailureOr<plan::DType> toPlanDType(mlir::Operation *op, mlir::Type type) {
   return op->emitError() << "plan lowering: unsupported element type " << type;
 }
 
-/// The enum keyword of an attribute, or empty when it is no strata enum.
-std::string enumKeyword(mlir::Attribute attr) {
-  return llvm::TypeSwitch<mlir::Attribute, std::string>(attr)
-      .Case([](RopeVariantAttr a) {
-        return stringifyRopeVariant(a.getValue()).str();
-      })
-      .Case([](RopePairingKindAttr a) {
-        return stringifyRopePairingKind(a.getValue()).str();
-      })
-      .Case([](RopeScalingKindAttr a) {
-        return stringifyRopeScalingKind(a.getValue()).str();
-      })
-      .Case([](AttentionKindAttr a) {
-        return stringifyAttentionKind(a.getValue()).str();
-      })
-      .Case([](PhaseAttr a) { return stringifyPhase(a.getValue()).str(); })
-      .Default([](mlir::Attribute) { return std::string(); });
+plan::RopePairing toPlan(RopePairingKind k) {
+  switch (k) {
+  case RopePairingKind::Neox:
+    return plan::RopePairing::Neox;
+  case RopePairingKind::GptJ:
+    return plan::RopePairing::GptJ;
+  }
+  llvm_unreachable("every rope pairing is handled");
 }
 
-mlir::FailureOr<plan::AttrValue> toPlanAttr(mlir::Operation *op,
-                                            mlir::NamedAttribute named) {
-  mlir::Attribute attr = named.getValue();
-  if (std::string keyword = enumKeyword(attr); !keyword.empty())
-    return plan::AttrValue(keyword);
-  if (auto i = attr.dyn_cast<mlir::IntegerAttr>())
-    return plan::AttrValue(int64_t(i.getValue().getSExtValue()));
-  if (auto f = attr.dyn_cast<mlir::FloatAttr>())
-    return plan::AttrValue(f.getValueAsDouble());
-  if (auto b = attr.dyn_cast<mlir::BoolAttr>())
-    return plan::AttrValue(int64_t(b.getValue()));
-  if (attr.isa<mlir::UnitAttr>())
-    return plan::AttrValue(int64_t(1));
-  if (auto s = attr.dyn_cast<mlir::StringAttr>())
-    return plan::AttrValue(s.str());
-  if (auto a = attr.dyn_cast<mlir::DenseF64ArrayAttr>())
-    return plan::AttrValue(
-        std::vector<double>(a.asArrayRef().begin(), a.asArrayRef().end()));
-  if (auto a = attr.dyn_cast<mlir::DenseI64ArrayAttr>())
-    return plan::AttrValue(
-        std::vector<int64_t>(a.asArrayRef().begin(), a.asArrayRef().end()));
-  return op->emitError() << "plan lowering: attribute '"
-                         << named.getName().strref()
-                         << "' has a kind plans cannot hold: " << attr;
+plan::RopeScaling toPlan(RopeScalingKind k) {
+  switch (k) {
+  case RopeScalingKind::None:
+    return plan::RopeScaling::None;
+  case RopeScalingKind::Linear:
+    return plan::RopeScaling::Linear;
+  case RopeScalingKind::Llama3:
+    return plan::RopeScaling::Llama3;
+  }
+  llvm_unreachable("every rope scaling is handled");
+}
+
+plan::RopeKvVariant toPlan(RopeVariant v) {
+  switch (v) {
+  case RopeVariant::Packed:
+    return plan::RopeKvVariant::Packed;
+  case RopeVariant::Continuous:
+    return plan::RopeKvVariant::Continuous;
+  case RopeVariant::Tree:
+    return plan::RopeKvVariant::Tree;
+  }
+  llvm_unreachable("every rope_kv_write variant is handled");
+}
+
+double toDouble(const llvm::APFloat &v) { return v.convertToDouble(); }
+
+/// The rotary parameters of a rope or rope_kv_write op. The ODS defaults of
+/// the scaling attributes arrive through the accessors.
+template <typename Op> plan::RotaryParams rotaryOf(Op op) {
+  plan::RotaryParams r;
+  r.rotaryDim = int64_t(op.getRotaryDim());
+  r.theta = toDouble(op.getTheta());
+  r.pairing = toPlan(op.getPairing());
+  r.scaling = toPlan(op.getScaling());
+  r.scalingFactor = toDouble(op.getScalingFactor());
+  r.lowFreqFactor = toDouble(op.getLowFreqFactor());
+  r.highFreqFactor = toDouble(op.getHighFreqFactor());
+  r.originalMaxPositions = int64_t(op.getOriginalMaxPositions());
+  return r;
+}
+
+std::vector<double> toVector(llvm::ArrayRef<double> v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+/// The kernel and parameters of the launch an op becomes, read through the
+/// ops' generated accessors: an attribute renamed in ODS is a compile error
+/// here, and the one place where optional attributes get their values when
+/// absent. An op that is no kernel (weights, sampling) is an error.
+mlir::FailureOr<plan::KernelParams> launchParams(mlir::Operation *op) {
+  using Result = mlir::FailureOr<plan::KernelParams>;
+  return llvm::TypeSwitch<mlir::Operation *, Result>(op)
+      .Case([](EmbeddingOp) { return plan::EmbeddingParams{}; })
+      .Case([](RMSNormOp o) {
+        plan::RmsNormParams p;
+        p.eps = toDouble(o.getEps());
+        return p;
+      })
+      .Case([](HeadNormOp o) {
+        plan::HeadNormParams p;
+        p.eps = toDouble(o.getEps());
+        return p;
+      })
+      .Case([](AddRMSNormOp o) {
+        plan::AddRmsNormParams p;
+        p.eps = toDouble(o.getEps());
+        // An absent scale keeps its operand as it is.
+        p.xScale = o.getXScale() ? toDouble(*o.getXScale()) : 1.0;
+        p.residualScale =
+            o.getResidualScale() ? toDouble(*o.getResidualScale()) : 1.0;
+        return p;
+      })
+      .Case([](LinearOp) { return plan::LinearParams{}; })
+      .Case([](SplitHeadsOp) { return plan::SplitHeadsParams{}; })
+      .Case([](MergeHeadsOp) { return plan::MergeHeadsParams{}; })
+      .Case([](HeadSliceOp o) {
+        plan::HeadSliceParams p;
+        p.first = int64_t(o.getFirst());
+        p.numHeads = int64_t(o.getNumHeads());
+        return p;
+      })
+      .Case([](SiluMulOp) { return plan::SiluMulParams{}; })
+      .Case([](SiluOp) { return plan::SiluParams{}; })
+      .Case([](SigmoidMulOp) { return plan::SigmoidMulParams{}; })
+      .Case([](AddOp o) {
+        plan::AddParams p;
+        p.lhsScale = o.getLhsScale() ? toDouble(*o.getLhsScale()) : 1.0;
+        p.rhsScale = o.getRhsScale() ? toDouble(*o.getRhsScale()) : 1.0;
+        return p;
+      })
+      .Case([](SwiGLUOp) { return plan::SwigluParams{}; })
+      .Case([](RopeOp o) {
+        plan::RopeParams p;
+        p.rotary = rotaryOf(o);
+        return p;
+      })
+      .Case([](KVAppendOp o) {
+        plan::KvAppendParams p;
+        p.layer = int64_t(o.getLayer());
+        return p;
+      })
+      .Case([](AttentionOp o) -> Result {
+        switch (o.getKind()) {
+        case AttentionKind::Softmax: {
+          plan::AttentionParams p;
+          p.layer = int64_t(o.getLayer());
+          if (!o.getScale())
+            return o.emitError()
+                   << "plan lowering: softmax attention needs a scale";
+          p.scale = toDouble(*o.getScale());
+          p.causal = o.getCausal();
+          p.slidingWindow =
+              o.getSlidingWindow() ? int64_t(*o.getSlidingWindow()) : 0;
+          return plan::KernelParams(p);
+        }
+        case AttentionKind::Linear: {
+          plan::LinearAttentionParams p;
+          p.layer = int64_t(o.getLayer());
+          if (!o.getDecaySlopes())
+            return o.emitError()
+                   << "plan lowering: linear attention needs decay_slopes";
+          p.decaySlopes = toVector(*o.getDecaySlopes());
+          return plan::KernelParams(p);
+        }
+        }
+        llvm_unreachable("every attention kind is handled");
+      })
+      .Case([](RopeKVWriteOp o) {
+        plan::RopeKvWriteParams p;
+        p.variant = toPlan(o.getVariant());
+        p.layer = int64_t(o.getLayer());
+        p.numQHeads = int64_t(o.getNumQHeads());
+        p.numKvHeads = int64_t(o.getNumKvHeads());
+        p.rotary = rotaryOf(o);
+        // The verifier allows an epsilon exactly when the norm weights are
+        // there; without them the plan says 0.
+        p.qkNormEps = o.getQkNormEps() ? toDouble(*o.getQkNormEps()) : 0.0;
+        return p;
+      })
+      .Case([](PrefillAttentionOp o) {
+        plan::PrefillAttentionParams p;
+        p.numQHeads = int64_t(o.getNumQHeads());
+        p.numKvHeads = int64_t(o.getNumKvHeads());
+        p.scale = toDouble(o.getScale());
+        p.slidingWindow = int64_t(o.getSlidingWindow());
+        return p;
+      })
+      .Case([](ExtendAttentionOp o) {
+        plan::ExtendAttentionParams p;
+        p.layer = int64_t(o.getLayer());
+        p.scale = toDouble(o.getScale());
+        p.slidingWindow = int64_t(o.getSlidingWindow());
+        return p;
+      })
+      .Case([](PagedDecodeAttentionOp o) {
+        plan::PagedDecodeAttentionParams p;
+        p.layer = int64_t(o.getLayer());
+        p.scale = toDouble(o.getScale());
+        p.slidingWindow = int64_t(o.getSlidingWindow());
+        p.maxSplits = int64_t(o.getMaxSplits());
+        return p;
+      })
+      .Case([](TreeAttentionOp o) {
+        plan::TreeAttentionParams p;
+        p.layer = int64_t(o.getLayer());
+        p.scale = toDouble(o.getScale());
+        p.slidingWindow = int64_t(o.getSlidingWindow());
+        return p;
+      })
+      .Case([](LightningPrefillOp o) {
+        plan::LightningPrefillParams p;
+        p.layer = int64_t(o.getLayer());
+        p.decaySlopes = toVector(o.getDecaySlopes());
+        p.chunkSize = int64_t(o.getChunkSize());
+        return p;
+      })
+      .Case([](LightningDecodeOp o) {
+        plan::LightningDecodeParams p;
+        p.layer = int64_t(o.getLayer());
+        p.decaySlopes = toVector(o.getDecaySlopes());
+        return p;
+      })
+      .Case([](LogitsOp o) {
+        plan::LogitsParams p;
+        p.allTokens = o.getAllTokens();
+        return p;
+      })
+      .Default([](mlir::Operation *other) -> Result {
+        return other->emitError()
+               << "plan lowering: no kernel runs " << other->getName();
+      });
 }
 
 /// Lowers one function; the plan-wide pieces (weights) go to `plan`.
@@ -153,9 +311,20 @@ mlir::LogicalResult ProgramLowering::addArgument(mlir::BlockArgument arg) {
     stateBuffer_ = static_cast<int>(program_.buffers.size());
   } else if (type.isa<SeqsType>()) {
     b = Buffer{"seqs", BufferKind::Input, plan::DType::I32, {}, 0, -1};
+    b.role = plan::InputRole::Sequences;
   } else if (type.isa<mlir::RankedTensorType>()) {
-    return mlir::success(!mlir::failed(tensorBuffer(
-        arg.getOwner()->getParentOp(), arg, BufferKind::Input, name)));
+    auto index = tensorBuffer(arg.getOwner()->getParentOp(), arg,
+                              BufferKind::Input, name);
+    if (mlir::failed(index))
+      return mlir::failure();
+    // Every phase function takes the token ids and the positions first
+    // (ir/ModelBuilder.cpp); the only other per-token input is the verify
+    // function's draft tree.
+    program_.buffers[*index].role =
+        arg.getArgNumber() == 0   ? plan::InputRole::TokenIds
+        : arg.getArgNumber() == 1 ? plan::InputRole::Positions
+                                  : plan::InputRole::ParentIds;
+    return mlir::success();
   } else {
     return arg.getOwner()->getParentOp()->emitError()
            << "plan lowering: argument " << arg.getArgNumber()
@@ -226,21 +395,10 @@ mlir::LogicalResult ProgramLowering::addLaunch(mlir::Operation *op) {
     }
   }
   plan::Launch launch;
-  launch.kernel = op->getName().stripDialect().str();
-  for (mlir::NamedAttribute named : op->getAttrs()) {
-    llvm::StringRef attrName = named.getName().strref();
-    if (attrName == "operand_segment_sizes")
-      continue;
-    std::string keyword = enumKeyword(named.getValue());
-    if ((attrName == "variant" || attrName == "kind") && !keyword.empty()) {
-      launch.variant = keyword;
-      continue;
-    }
-    auto value = toPlanAttr(op, named);
-    if (mlir::failed(value))
-      return mlir::failure();
-    launch.attrs.push_back({attrName.str(), *value});
-  }
+  auto params = launchParams(op);
+  if (mlir::failed(params))
+    return mlir::failure();
+  launch.params = std::move(*params);
 
   for (mlir::Value v : op->getOperands()) {
     auto it = bufferOf_.find(v);
@@ -264,7 +422,7 @@ mlir::LogicalResult ProgramLowering::addLaunch(mlir::Operation *op) {
     if (!type.isa<mlir::RankedTensorType>())
       return op->emitError()
              << "plan lowering: result type " << type << " cannot be stored";
-    std::string name = launch.kernel + "." +
+    std::string name = op->getName().stripDialect().str() + "." +
                        std::to_string(program_.launches.size()) + "." +
                        std::to_string(r.getResultNumber());
     auto buffer = tensorBuffer(op, r, BufferKind::Arena, name);
@@ -292,7 +450,8 @@ mlir::LogicalResult ProgramLowering::addLaunch(mlir::Operation *op) {
       return mlir::isa<mlir::func::ReturnOp>(user);
     });
   };
-  if (launch.kernel == "rope_kv_write" && launch.variant == "packed" &&
+  auto write = mlir::dyn_cast<RopeKVWriteOp>(op);
+  if (write && write.getVariant() == RopeVariant::Packed &&
       !launch.outputs.empty() && soleReader(op->getOperand(0)) &&
       !returned(op->getResult(0))) {
     int32_t input = launch.inputs[0];

@@ -17,12 +17,10 @@ constexpr int64_t kStateResourceBase = 2 * kLayerLimit;
 /// each; the compiler uses at most 16 streams (strata compile --streams).
 constexpr size_t kMaxCheckedStreams = 64;
 
+/// The layer of the cache or state a launch addresses (0 for launches
+/// that address none: they touch no cache or state buffer).
 int64_t layerOf(const plan::Launch &launch) {
-  for (const plan::Attr &a : launch.attrs)
-    if (a.name == "layer")
-      if (const int64_t *v = std::get_if<int64_t>(&a.value))
-        return *v;
-  return 0;
+  return plan::launchLayer(launch).value_or(0);
 }
 
 /// The bytes of `b` at the limits, saturated at UINT64_MAX: programs read
@@ -51,7 +49,7 @@ std::vector<LaunchNode> launchNodes(const plan::Program &program,
   std::vector<LaunchNode> nodes;
   for (const plan::Launch &launch : program.launches) {
     LaunchNode node;
-    node.name = launch.kernel;
+    node.name = plan::launchName(launch);
     int64_t layer = layerOf(launch);
     auto resourceOf = [&](int32_t b) -> int64_t {
       // A view and its base are one storage.
@@ -143,7 +141,7 @@ std::string checkProgram(const plan::Program &program,
     int64_t layer = layerOf(program.launches[l]);
     if (layer < 0 || layer >= kLayerLimit)
       return fail("launch " + std::to_string(l) + " (" +
-                  program.launches[l].kernel + ") names layer " +
+                  plan::launchName(program.launches[l]) + ") names layer " +
                   std::to_string(layer) + ", which is not a layer index");
   }
   Schedule s = scheduleOf(program);

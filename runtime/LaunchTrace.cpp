@@ -1,7 +1,7 @@
 #include "runtime/LaunchTrace.h"
 
 #include "kernels/cpu/HalfTypes.h"
-#include "runtime/LaunchAttrs.h"
+#include "runtime/LaunchFacts.h"
 
 #include <cmath>
 #include <cstdio>

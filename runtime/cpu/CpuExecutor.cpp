@@ -6,7 +6,7 @@
 #include "kernels/cpu/DenseRef.h"
 #include "kernels/cpu/LightningRef.h"
 #include "kernels/cpu/RopeKvWriteRef.h"
-#include "runtime/LaunchAttrs.h"
+#include "runtime/LaunchFacts.h"
 #include "runtime/LaunchTrace.h"
 
 #include <algorithm>
@@ -21,9 +21,7 @@ using kernels::Status;
 namespace {
 
 Status fail(const plan::Launch &l, const std::string &message) {
-  return Status::error("cpu " + l.kernel +
-                       (l.variant.empty() ? "" : "<" + l.variant + ">") + ": " +
-                       message);
+  return Status::error("cpu " + plan::launchName(l) + ": " + message);
 }
 
 } // namespace
@@ -64,15 +62,16 @@ void *CpuExecutor::data(int32_t buffer) {
     return out.data();
   }
   case plan::BufferKind::Input:
-    switch (inputRole(b)) {
-    case InputRole::TokenIds:
+    switch (b.role) {
+    case plan::InputRole::TokenIds:
       return const_cast<int32_t *>(in_->tokenIds.data());
-    case InputRole::Positions:
+    case plan::InputRole::Positions:
       return const_cast<int32_t *>(in_->positions.data());
-    case InputRole::ParentIds:
+    case plan::InputRole::ParentIds:
       return const_cast<int32_t *>(in_->parentIds.data());
-    case InputRole::SequenceMeta:
-      return nullptr; // read from StepInputs
+    case plan::InputRole::Sequences:
+    case plan::InputRole::None: // refused by validatePlan
+      return nullptr;           // read from StepInputs
     }
     return nullptr;
   case plan::BufferKind::KvCache:
@@ -82,9 +81,10 @@ void *CpuExecutor::data(int32_t buffer) {
   return nullptr;
 }
 
-const float *CpuExecutor::ropeTable(const plan::Launch &l, int64_t maxPos,
-                                    Status &status, int64_t *rows) {
-  kernels::RopeTableSpec spec = ropeSpecOf(l);
+const float *CpuExecutor::ropeTable(const plan::RotaryParams &rotary,
+                                    int64_t maxPos, Status &status,
+                                    int64_t *rows) {
+  kernels::RopeTableSpec spec = ropeSpecOf(rotary);
   std::string key = ropeTableKey(spec);
   std::vector<float> &table = ropeTables_[key];
   // Grown in powers of two as positions grow, so a long generation builds
@@ -154,56 +154,61 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
   auto elements = [&](const plan::Buffer &b) {
     return plan::numElements(b.shape, tokens_, batch_);
   };
-  const std::string &k = l.kernel;
-
-  if (k == "embedding") {
+  using plan::Kernel;
+  switch (l.kernel()) {
+  case Kernel::Embedding: {
     const plan::Buffer &table = buf(1, false);
     return kernels::embeddingRef(
         act, tokens_, table.shape[0].value, table.shape[1].value,
         static_cast<const int32_t *>(in0(0)), in0(1), out0(0));
   }
-  if (k == "rms_norm" || k == "head_norm") {
+  case Kernel::RmsNorm:
+  case Kernel::HeadNorm: {
+    const double eps = l.kernel() == Kernel::RmsNorm
+                           ? l.as<plan::RmsNormParams>().eps
+                           : l.as<plan::HeadNormParams>().eps;
     int64_t cols = lastDim(buf(0, false));
     return kernels::rmsNormRef(act, elements(buf(0, false)) / cols, cols,
-                               in0(0), in0(1), float(floatAttr(l, "eps")),
-                               out0(0));
+                               in0(0), in0(1), float(eps), out0(0));
   }
-  if (k == "linear") {
+  case Kernel::Linear: {
     const plan::Buffer &w = buf(1, false);
     int64_t n = w.shape[0].value, kk = w.shape[1].value;
     return kernels::linearRef(act, tokens_, n, kk, in0(0), in0(1),
                               l.inputs.size() > 2 ? in0(2) : nullptr, out0(0));
   }
-  if (k == "split_heads" || k == "merge_heads") {
+  case Kernel::SplitHeads:
+  case Kernel::MergeHeads:
     // Row-major [T, H*D] and [T, H, D] are the same bytes.
     std::memmove(out0(0), in0(0),
                  size_t(elements(buf(0, false))) *
                      plan::byteWidth(buf(0, false).dtype));
     return Status::success();
-  }
-  if (k == "silu_mul")
+  case Kernel::SiluMul:
     return kernels::siluMulRef(act, elements(buf(0, true)), in0(0), in0(1),
                                out0(0));
-  if (k == "silu")
+  case Kernel::Silu:
     return kernels::siluRef(act, elements(buf(0, true)), in0(0), out0(0));
-  if (k == "sigmoid_mul")
+  case Kernel::SigmoidMul:
     return kernels::sigmoidMulRef(act, elements(buf(0, true)), in0(0), in0(1),
                                   out0(0));
-  if (k == "add")
+  case Kernel::Add: {
+    const auto &p = l.as<plan::AddParams>();
     return kernels::addRef(act, elements(buf(0, true)), in0(0), in0(1),
-                           float(floatAttr(l, "lhs_scale", 1.0)),
-                           float(floatAttr(l, "rhs_scale", 1.0)), out0(0));
-  if (k == "rope") {
+                           float(p.lhsScale), float(p.rhsScale), out0(0));
+  }
+  case Kernel::Rope: {
+    const plan::RotaryParams &rotary = l.as<plan::RopeParams>().rotary;
     const plan::Buffer &x = buf(0, false);
     const int64_t heads = x.shape[1].value, dim = x.shape[2].value;
-    const int64_t rot = intAttr(l, "rotary_dim");
-    const bool neox = stringAttr(l, "pairing") != "gptj";
+    const int64_t rot = rotary.rotaryDim;
+    const bool neox = rotary.pairing == plan::RopePairing::Neox;
     const auto *pos = static_cast<const int32_t *>(in0(1));
     int64_t maxPos = 1;
     for (int64_t t = 0; t < tokens_; ++t)
       maxPos = std::max<int64_t>(maxPos, int64_t(pos[t]) + 1);
     Status status;
-    const float *table = ropeTable(l, maxPos, status);
+    const float *table = ropeTable(rotary, maxPos, status);
     if (!status.ok())
       return status;
     const void *src = in0(0);
@@ -229,9 +234,9 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
     }
     return Status::success();
   }
-  if (k == "kv_append") {
+  case Kernel::KvAppend: {
     const plan::KvCacheDesc &kv = plan_.kvCache;
-    const int64_t layer = intAttr(l, "layer");
+    const int64_t layer = l.as<plan::KvAppendParams>().layer;
     const int64_t rowElems = kv.kvHeads * kv.headDim;
     if (Status s = checkCacheType(l, act); !s.ok())
       return s;
@@ -253,26 +258,59 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
     }
     return Status::success();
   }
-  if ((k == "attention" && l.variant == "softmax") || k == "extend_attention" ||
-      k == "paged_decode_attention" || k == "tree_attention")
-    return cachedAttention(l, act, in0(0), out0(0),
-                           k == "tree_attention" ? in0(3) : nullptr, in,
-                           caches);
-  if (k == "prefill_attention")
-    return packedAttention(l, act, in0(0), out0(0), in);
-  if (k == "rope_kv_write")
-    return ropeKvWrite(l, act, in0(0), out0(0), in, caches);
-  if (k == "lightning_prefill" || k == "lightning_decode")
-    return lightning(l, act, {in0(0), in0(1), in0(2)}, out0(0), in, caches,
-                     k == "lightning_prefill");
-  if (k == "add_rms_norm") {
-    int64_t cols = lastDim(buf(0, false));
-    return kernels::addRmsNormRef(
-        act, elements(buf(0, false)) / cols, cols, in0(0), in0(1), in0(2),
-        float(floatAttr(l, "eps")), float(floatAttr(l, "x_scale", 1.0)),
-        float(floatAttr(l, "residual_scale", 1.0)), out0(0), out0(1));
+  case Kernel::Attention: {
+    const auto &p = l.as<plan::AttentionParams>();
+    return cachedAttention(l, p.layer, p.scale, p.slidingWindow, act, in0(0),
+                           out0(0), nullptr, in, caches);
   }
-  if (k == "swiglu") {
+  case Kernel::ExtendAttention: {
+    const auto &p = l.as<plan::ExtendAttentionParams>();
+    return cachedAttention(l, p.layer, p.scale, p.slidingWindow, act, in0(0),
+                           out0(0), nullptr, in, caches);
+  }
+  case Kernel::PagedDecodeAttention: {
+    const auto &p = l.as<plan::PagedDecodeAttentionParams>();
+    return cachedAttention(l, p.layer, p.scale, p.slidingWindow, act, in0(0),
+                           out0(0), nullptr, in, caches);
+  }
+  case Kernel::TreeAttention: {
+    const auto &p = l.as<plan::TreeAttentionParams>();
+    return cachedAttention(l, p.layer, p.scale, p.slidingWindow, act, in0(0),
+                           out0(0), in0(3), in, caches);
+  }
+  case Kernel::PrefillAttention:
+    return packedAttention(l.as<plan::PrefillAttentionParams>(), act, in0(0),
+                           out0(0), in);
+  case Kernel::RopeKvWrite:
+    return ropeKvWrite(l, l.as<plan::RopeKvWriteParams>(), act, in0(0), out0(0),
+                       in, caches);
+  case Kernel::LightningPrefill: {
+    const auto &p = l.as<plan::LightningPrefillParams>();
+    return lightning(l, p.layer, p.decaySlopes, act, {in0(0), in0(1), in0(2)},
+                     out0(0), in, caches,
+                     /*prefill=*/true);
+  }
+  case Kernel::LightningDecode: {
+    const auto &p = l.as<plan::LightningDecodeParams>();
+    return lightning(l, p.layer, p.decaySlopes, act, {in0(0), in0(1), in0(2)},
+                     out0(0), in, caches,
+                     /*prefill=*/false);
+  }
+  case Kernel::LinearAttention: {
+    const auto &p = l.as<plan::LinearAttentionParams>();
+    return lightning(l, p.layer, p.decaySlopes, act, {in0(0), in0(1), in0(2)},
+                     out0(0), in, caches,
+                     /*prefill=*/true);
+  }
+  case Kernel::AddRmsNorm: {
+    const auto &p = l.as<plan::AddRmsNormParams>();
+    int64_t cols = lastDim(buf(0, false));
+    return kernels::addRmsNormRef(act, elements(buf(0, false)) / cols, cols,
+                                  in0(0), in0(1), in0(2), float(p.eps),
+                                  float(p.xScale), float(p.residualScale),
+                                  out0(0), out0(1));
+  }
+  case Kernel::Swiglu: {
     // Each row is [gate (I), up (I)].
     const int64_t inner = lastDim(buf(0, true));
     const void *gu = in0(0);
@@ -286,24 +324,21 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
         return st;
     return Status::success();
   }
-  if (k == "head_slice") {
+  case Kernel::HeadSlice: {
+    const auto &p = l.as<plan::HeadSliceParams>();
     const plan::Buffer &x = buf(0, false);
     const int64_t heads = x.shape[1].value, dim = x.shape[2].value;
-    const int64_t first = intAttr(l, "first"), count = intAttr(l, "num_heads");
     for (int64_t t = 0; t < tokens_; ++t)
-      kernels::copyAct(act, kernels::actAt(act, out0(0), t * count * dim),
-                       kernels::actAt(act, in0(0), (t * heads + first) * dim),
-                       count * dim);
+      kernels::copyAct(act, kernels::actAt(act, out0(0), t * p.numHeads * dim),
+                       kernels::actAt(act, in0(0), (t * heads + p.first) * dim),
+                       p.numHeads * dim);
     return Status::success();
   }
-  if (k == "attention" && l.variant == "linear")
-    return lightning(l, act, {in0(0), in0(1), in0(2)}, out0(0), in, caches,
-                     /*prefill=*/true);
-  if (k == "logits") {
+  case Kernel::Logits: {
     const plan::Buffer &w = buf(1, false);
     const int64_t vocab = w.shape[0].value, hidden = w.shape[1].value;
     const void *h = in0(0);
-    if (intAttr(l, "all_tokens", 0))
+    if (l.as<plan::LogitsParams>().allTokens)
       return kernels::linearRef(act, tokens_, vocab, hidden, h, in0(1), nullptr,
                                 out0(0), /*f32Out=*/true);
     // One row per sequence: its last token.
@@ -317,29 +352,31 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
     return kernels::linearRef(act, batch_, vocab, hidden, last.data(), in0(1),
                               nullptr, out0(0), /*f32Out=*/true);
   }
-  return fail(l, "has no CPU implementation yet");
+  }
+  return fail(l, "has an unknown kernel code");
 }
 
-kernels::AttentionDims CpuExecutor::attentionDims(const plan::Launch &l,
-                                                  ActDType act,
-                                                  int64_t numQHeads) const {
+kernels::AttentionDims CpuExecutor::attentionDims(ActDType act,
+                                                  int64_t numQHeads,
+                                                  double scale,
+                                                  int64_t slidingWindow) const {
   kernels::AttentionDims d;
   d.batch = batch_;
   d.numQHeads = int32_t(numQHeads);
   d.numKvHeads = int32_t(plan_.kvCache.kvHeads);
   d.headDim = int32_t(plan_.kvCache.headDim);
   d.dtype = act;
-  d.scale = float(floatAttr(l, "scale"));
-  d.slidingWindow = intAttr(l, "sliding_window");
+  d.scale = float(scale);
+  d.slidingWindow = slidingWindow;
   return d;
 }
 
-Status CpuExecutor::cachedAttention(const plan::Launch &l, ActDType act,
-                                    const void *q, void *out,
+Status CpuExecutor::cachedAttention(const plan::Launch &l, int64_t layer,
+                                    double scale, int64_t slidingWindow,
+                                    ActDType act, const void *q, void *out,
                                     const void *parentIds, const StepInputs &in,
                                     CpuCaches &caches) {
   const plan::KvCacheDesc &kv = plan_.kvCache;
-  const int64_t layer = intAttr(l, "layer");
   const plan::Buffer &qBuf = program_.buffers[l.inputs[0]];
   if (Status s = checkCacheType(l, act); !s.ok())
     return s;
@@ -354,20 +391,20 @@ Status CpuExecutor::cachedAttention(const plan::Launch &l, ActDType act,
   t.cache = kernels::KvCacheView::paged(
       caches.k[layer].data(), caches.v[layer].data(), caches.numBlocks,
       kv.blockSize, in.blockTables.data(), in.maxBlocksPerSeq);
-  return kernels::attentionRef(attentionDims(l, act, qBuf.shape[1].value), t);
+  return kernels::attentionRef(
+      attentionDims(act, qBuf.shape[1].value, scale, slidingWindow), t);
 }
 
-Status CpuExecutor::packedAttention(const plan::Launch &l, ActDType act,
-                                    const void *qkv, void *out,
+Status CpuExecutor::packedAttention(const plan::PrefillAttentionParams &p,
+                                    ActDType act, const void *qkv, void *out,
                                     const StepInputs &in) {
   // Fresh tokens only: K and V come from the packed buffer. Each sequence's
   // K and V are gathered into a contiguous cache [1, 2, Hkv, len, D] and
   // attended to with the reference.
-  const int64_t hq = intAttr(l, "num_q_heads"),
-                hkv = intAttr(l, "num_kv_heads");
+  const int64_t hq = p.numQHeads, hkv = p.numKvHeads;
   const int64_t dim = plan_.kvCache.headDim, heads = hq + 2 * hkv;
   const size_t width = size_t(kernels::actDTypeBytes(act));
-  kernels::AttentionDims d = attentionDims(l, act, hq);
+  kernels::AttentionDims d = attentionDims(act, hq, p.scale, p.slidingWindow);
   d.batch = 1;
   for (int64_t b = 0; b < batch_; ++b) {
     const int64_t begin = in.cuQLens[b], len = in.cuQLens[b + 1] - begin;
@@ -400,15 +437,16 @@ Status CpuExecutor::packedAttention(const plan::Launch &l, ActDType act,
   return Status::success();
 }
 
-Status CpuExecutor::ropeKvWrite(const plan::Launch &l, ActDType act,
+Status CpuExecutor::ropeKvWrite(const plan::Launch &l,
+                                const plan::RopeKvWriteParams &p, ActDType act,
                                 const void *qkv, void *out,
                                 const StepInputs &in, CpuCaches &caches) {
   const plan::KvCacheDesc &kv = plan_.kvCache;
-  const int64_t layer = intAttr(l, "layer");
-  const int64_t hq = intAttr(l, "num_q_heads"),
-                hkv = intAttr(l, "num_kv_heads");
+  const int64_t layer = p.layer;
+  const int64_t hq = p.numQHeads, hkv = p.numKvHeads;
   const int64_t dim = kv.headDim, heads = hq + 2 * hkv;
-  const bool packed = l.variant == "packed", tree = l.variant == "tree";
+  const bool packed = p.variant == plan::RopeKvVariant::Packed,
+             tree = p.variant == plan::RopeKvVariant::Tree;
   if (Status s = checkCacheType(l, act); !s.ok())
     return s;
   int64_t maxPos = 1;
@@ -416,14 +454,14 @@ Status CpuExecutor::ropeKvWrite(const plan::Launch &l, ActDType act,
     maxPos = std::max<int64_t>(maxPos, int64_t(in.positions[t]) + 1);
   Status status;
   int64_t tableRows = 0;
-  const float *table = ropeTable(l, maxPos, status, &tableRows);
+  const float *table = ropeTable(p.rotary, maxPos, status, &tableRows);
   if (!status.ok())
     return status;
   if (packed && out != qkv) // rotated in place in the output copy
     kernels::copyAct(act, out, qkv, tokens_ * heads * dim);
   const void *src = packed ? out : qkv;
   const size_t width = size_t(kernels::actDTypeBytes(act));
-  const int32_t rope = int32_t(intAttr(l, "rotary_dim"));
+  const int32_t rope = int32_t(p.rotary.rotaryDim);
   // The q/k norm weights follow qkv, positions, cache and seqs.
   const void *qNorm = l.inputs.size() > 4 ? data(l.inputs[4]) : nullptr;
   const void *kNorm = l.inputs.size() > 5 ? data(l.inputs[5]) : nullptr;
@@ -441,7 +479,7 @@ Status CpuExecutor::ropeKvWrite(const plan::Launch &l, ActDType act,
     a.dims.numKvHeads = int32_t(hkv);
     a.dims.headDim = int32_t(dim);
     a.dims.rotaryDim = rope;
-    a.dims.pairing = ropePairingOf(l);
+    a.dims.pairing = ropePairingOf(p.rotary);
     a.dims.dtype = act;
     // Per-sequence copies keep every operand 16-byte aligned, as the
     // reference (like the kernel) requires.
@@ -463,7 +501,7 @@ Status CpuExecutor::ropeKvWrite(const plan::Launch &l, ActDType act,
     a.cosSin = {table, 1, tableRows};
     a.qkNorm.qWeight = qNorm;
     a.qkNorm.kWeight = kNorm;
-    a.qkNorm.eps = float(floatAttr(l, "qk_norm_eps", 1e-6));
+    a.qkNorm.eps = float(p.qkNormEps);
     a.cache = kernels::KvCacheView::paged(
         caches.k[layer].data(), caches.v[layer].data(), caches.numBlocks,
         kv.blockSize, table1.data(), in.maxBlocksPerSeq);
@@ -479,18 +517,15 @@ Status CpuExecutor::ropeKvWrite(const plan::Launch &l, ActDType act,
   return Status::success();
 }
 
-Status CpuExecutor::lightning(const plan::Launch &l, ActDType act,
-                              std::array<const void *, 3> qkv, void *out,
-                              const StepInputs &in, CpuCaches &caches,
-                              bool prefill) {
+Status CpuExecutor::lightning(const plan::Launch &l, int64_t layer,
+                              const std::vector<double> &decaySlopes,
+                              ActDType act, std::array<const void *, 3> qkv,
+                              void *out, const StepInputs &in,
+                              CpuCaches &caches, bool prefill) {
   const plan::LinearStateDesc &ls = plan_.linearState;
-  const int64_t layer = intAttr(l, "layer");
-  const plan::Attr *slopes = findAttr(l, "decay_slopes");
-  const auto *rates =
-      slopes ? std::get_if<std::vector<double>>(&slopes->value) : nullptr;
-  if (!rates || int64_t(rates->size()) != ls.heads)
+  if (int64_t(decaySlopes.size()) != ls.heads)
     return fail(l, "needs one decay slope per head");
-  std::vector<float> decay(rates->begin(), rates->end());
+  std::vector<float> decay(decaySlopes.begin(), decaySlopes.end());
   kernels::LightningDims d;
   d.batch = batch_;
   d.numHeads = int32_t(ls.heads);

@@ -53,27 +53,32 @@ private:
   kernels::Status checkCacheType(const plan::Launch &l,
                                  kernels::ActDType act) const;
   void *data(int32_t buffer);
-  /// The rotary table of a launch's rope attributes covering positions
+  /// The rotary table of a launch's rope parameters covering positions
   /// below maxPos; `rows` receives the positions it holds.
-  const float *ropeTable(const plan::Launch &l, int64_t maxPos,
+  const float *ropeTable(const plan::RotaryParams &rotary, int64_t maxPos,
                          kernels::Status &status, int64_t *rows = nullptr);
-  kernels::AttentionDims attentionDims(const plan::Launch &l,
-                                       kernels::ActDType act,
-                                       int64_t numQHeads) const;
+  kernels::AttentionDims attentionDims(kernels::ActDType act,
+                                       int64_t numQHeads, double scale,
+                                       int64_t slidingWindow) const;
   /// Softmax attention of queries over the paged cache (extend, decode,
   /// tree with parent ids, and the generic op).
-  kernels::Status cachedAttention(const plan::Launch &l, kernels::ActDType act,
-                                  const void *q, void *out,
-                                  const void *parentIds, const StepInputs &in,
-                                  CpuCaches &caches);
+  kernels::Status cachedAttention(const plan::Launch &l, int64_t layer,
+                                  double scale, int64_t slidingWindow,
+                                  kernels::ActDType act, const void *q,
+                                  void *out, const void *parentIds,
+                                  const StepInputs &in, CpuCaches &caches);
   /// Prefill attention over the fresh tokens of a packed QKV buffer.
-  kernels::Status packedAttention(const plan::Launch &l, kernels::ActDType act,
-                                  const void *qkv, void *out,
-                                  const StepInputs &in);
-  kernels::Status ropeKvWrite(const plan::Launch &l, kernels::ActDType act,
-                              const void *qkv, void *out,
-                              const StepInputs &in, CpuCaches &caches);
-  kernels::Status lightning(const plan::Launch &l, kernels::ActDType act,
+  kernels::Status packedAttention(const plan::PrefillAttentionParams &p,
+                                  kernels::ActDType act, const void *qkv,
+                                  void *out, const StepInputs &in);
+  kernels::Status ropeKvWrite(const plan::Launch &l,
+                              const plan::RopeKvWriteParams &p,
+                              kernels::ActDType act, const void *qkv,
+                              void *out, const StepInputs &in,
+                              CpuCaches &caches);
+  kernels::Status lightning(const plan::Launch &l, int64_t layer,
+                            const std::vector<double> &decaySlopes,
+                            kernels::ActDType act,
                             std::array<const void *, 3> qkv, void *out,
                             const StepInputs &in, CpuCaches &caches,
                             bool prefill);

@@ -6,7 +6,7 @@
 #include "kernels/common/RopeCosSin.h"
 #include "kernels/init/RandomInit.h"
 #include "kernels/sampling/Sampling.h"
-#include "runtime/LaunchAttrs.h"
+#include "runtime/LaunchFacts.h"
 #include "runtime/LaunchTrace.h"
 #include "runtime/MemoryBudget.h"
 #include "runtime/RandomWeights.h"
@@ -21,6 +21,46 @@
 namespace strata {
 
 using kernels::Status;
+
+namespace {
+
+/// The per-head decay rates a linear-attention launch reads, or null.
+const std::vector<double> *decaySlopesOf(const plan::Launch &l) {
+  switch (l.kernel()) {
+  case plan::Kernel::LightningPrefill:
+    return &l.as<plan::LightningPrefillParams>().decaySlopes;
+  case plan::Kernel::LightningDecode:
+    return &l.as<plan::LightningDecodeParams>().decaySlopes;
+  case plan::Kernel::LinearAttention:
+    return &l.as<plan::LinearAttentionParams>().decaySlopes;
+  case plan::Kernel::Embedding:
+  case plan::Kernel::RmsNorm:
+  case plan::Kernel::HeadNorm:
+  case plan::Kernel::AddRmsNorm:
+  case plan::Kernel::Linear:
+  case plan::Kernel::SplitHeads:
+  case plan::Kernel::MergeHeads:
+  case plan::Kernel::HeadSlice:
+  case plan::Kernel::SiluMul:
+  case plan::Kernel::Silu:
+  case plan::Kernel::SigmoidMul:
+  case plan::Kernel::Add:
+  case plan::Kernel::Swiglu:
+  case plan::Kernel::Rope:
+  case plan::Kernel::KvAppend:
+  case plan::Kernel::Attention:
+  case plan::Kernel::RopeKvWrite:
+  case plan::Kernel::PrefillAttention:
+  case plan::Kernel::ExtendAttention:
+  case plan::Kernel::PagedDecodeAttention:
+  case plan::Kernel::TreeAttention:
+  case plan::Kernel::Logits:
+    return nullptr;
+  }
+  return nullptr;
+}
+
+} // namespace
 
 CudaBackend::~CudaBackend() {
   cudaSetDevice(options_.device);
@@ -162,10 +202,10 @@ bool CudaBackend::init(std::string &error) {
   std::map<int64_t, std::vector<float>> rates;
   for (const plan::Program &p : plan_.programs)
     for (const plan::Launch &l : p.launches) {
-      const plan::Attr *a = findAttr(l, "decay_slopes");
-      const auto *v = a ? std::get_if<std::vector<double>>(&a->value) : nullptr;
-      if (v)
-        rates[intAttr(l, "layer")] = std::vector<float>(v->begin(), v->end());
+      const std::vector<double> *slopes = decaySlopesOf(l);
+      if (slopes)
+        rates[plan::launchLayer(l).value_or(-1)] =
+            std::vector<float>(slopes->begin(), slopes->end());
     }
   size_t decayBytes = 0;
   for (auto &[layer, r] : rates)
@@ -184,25 +224,34 @@ bool CudaBackend::init(std::string &error) {
     at += size_t(deviceAlign(r.size() * 4));
   }
 
-  // Scratch for the prefill query gather and the last-token rows.
+  // Scratch for the prefill query gather and the last-token rows, in the
+  // widest activation type of the launches that use them.
   int64_t maxQHeads = 0, hidden = 0;
+  size_t queryWidth = 0, rowWidth = 0;
   for (const plan::Program &p : plan_.programs)
     for (const plan::Launch &l : p.launches) {
-      maxQHeads = std::max(maxQHeads, intAttr(l, "num_q_heads"));
-      if (l.kernel == "logits")
+      const size_t width = size_t(kernels::actDTypeBytes(activationType(p, l)));
+      if (l.kernel() == plan::Kernel::PrefillAttention) {
+        maxQHeads =
+            std::max(maxQHeads, l.as<plan::PrefillAttentionParams>().numQHeads);
+        queryWidth = std::max(queryWidth, width);
+      }
+      if (l.kernel() == plan::Kernel::Logits) {
         hidden = std::max(hidden, p.buffers[l.inputs[1]].shape[1].value);
+        rowWidth = std::max(rowWidth, width);
+      }
     }
   const plan::Limits &lim = plan_.limits;
   if (Status s = queryScratch_.allocate(
           size_t(lim.maxTokens * maxQHeads *
                  std::max<int64_t>(plan_.kvCache.headDim, 1)) *
-              2,
+              queryWidth,
           "the prefill query gather");
       !s.ok())
     return failed(s);
   state_.queryScratch = queryScratch_.get();
   state_.queryScratchBytes = queryScratch_.bytes();
-  if (Status s = rowScratch_.allocate(size_t(lim.maxBatch * hidden) * 2,
+  if (Status s = rowScratch_.allocate(size_t(lim.maxBatch * hidden) * rowWidth,
                                       "the last-token rows");
       !s.ok())
     return failed(s);
@@ -322,9 +371,10 @@ Status CudaBackend::uploadWeights(std::string &checkpointError) {
 Status CudaBackend::prepareRopeTables(int64_t rows) {
   for (const plan::Program &p : plan_.programs)
     for (const plan::Launch &l : p.launches) {
-      if (l.kernel != "rope_kv_write")
+      if (l.kernel() != plan::Kernel::RopeKvWrite)
         continue;
-      kernels::RopeTableSpec spec = ropeSpecOf(l);
+      kernels::RopeTableSpec spec =
+          ropeSpecOf(l.as<plan::RopeKvWriteParams>().rotary);
       const std::string key = ropeTableKey(spec);
       DeviceRopeTable &table = state_.ropeTables[key];
       if (table.rows >= rows)
@@ -356,16 +406,42 @@ Status CudaBackend::prepareAttentionWorkspace() {
   for (const plan::Program &p : plan_.programs)
     for (const plan::Launch &l : p.launches) {
       kernels::AttentionKind kind;
-      if (l.kernel == "paged_decode_attention")
+      switch (l.kernel()) {
+      case plan::Kernel::PagedDecodeAttention:
         kind = kernels::AttentionKind::Decode;
-      else if (l.kernel == "prefill_attention") // a persistent grid's counters
+        break;
+      case plan::Kernel::PrefillAttention: // a persistent grid's counters
         kind = kernels::AttentionKind::Prefill;
-      else if (l.kernel == "extend_attention")
+        break;
+      case plan::Kernel::ExtendAttention:
         kind = kernels::AttentionKind::Extend;
-      else if (l.kernel == "tree_attention")
+        break;
+      case plan::Kernel::TreeAttention:
         kind = kernels::AttentionKind::Tree;
-      else
+        break;
+      case plan::Kernel::Embedding:
+      case plan::Kernel::RmsNorm:
+      case plan::Kernel::HeadNorm:
+      case plan::Kernel::AddRmsNorm:
+      case plan::Kernel::Linear:
+      case plan::Kernel::SplitHeads:
+      case plan::Kernel::MergeHeads:
+      case plan::Kernel::HeadSlice:
+      case plan::Kernel::SiluMul:
+      case plan::Kernel::Silu:
+      case plan::Kernel::SigmoidMul:
+      case plan::Kernel::Add:
+      case plan::Kernel::Swiglu:
+      case plan::Kernel::Rope:
+      case plan::Kernel::KvAppend:
+      case plan::Kernel::Attention:
+      case plan::Kernel::LinearAttention:
+      case plan::Kernel::RopeKvWrite:
+      case plan::Kernel::LightningPrefill:
+      case plan::Kernel::LightningDecode:
+      case plan::Kernel::Logits:
         continue;
+      }
       kernels::AttentionDims d;
       d.numQHeads = int32_t(p.buffers[l.inputs[0]].shape[1].value);
       d.numKvHeads = int32_t(plan_.kvCache.kvHeads);

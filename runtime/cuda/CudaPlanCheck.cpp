@@ -1,6 +1,6 @@
 #include "runtime/cuda/CudaPlanCheck.h"
 
-#include "runtime/LaunchAttrs.h"
+#include "runtime/LaunchFacts.h"
 
 namespace strata {
 

@@ -6,7 +6,7 @@
 #include "kernels/linear_attention/LightningAttention.h"
 #include "kernels/norm/RmsNorm.h"
 #include "kernels/rope_kv/RopeKvWrite.h"
-#include "runtime/LaunchAttrs.h"
+#include "runtime/LaunchFacts.h"
 #include "runtime/LaunchTrace.h"
 #include "runtime/cuda/DeviceMemory.h"
 
@@ -20,21 +20,41 @@ using kernels::Status;
 
 namespace {
 
-/// Kernels the CUDA backend runs: every op of fused programs. The generic
-/// forward's separate rope, kv_append and softmax attention have no GPU
-/// kernel of their own (fusion replaces them).
-const std::set<std::string> &supportedKernels() {
-  static const std::set<std::string> kernels = {
-      "embedding",        "rms_norm",           "head_norm",
-      "linear",           "split_heads",        "merge_heads",
-      "silu_mul",         "silu",               "sigmoid_mul",
-      "add",              "rope_kv_write",      "prefill_attention",
-      "extend_attention", "paged_decode_attention", "tree_attention",
-      "lightning_prefill", "lightning_decode",   "add_rms_norm",
-      "swiglu",           "head_slice",         "logits"};
-  return kernels;
+/// Whether the CUDA backend runs kernel `k`: every kernel of fused
+/// programs. The generic forward's separate rope, kv_append and softmax
+/// attention have no GPU kernel of their own (fusion replaces them).
+bool runsOnCuda(plan::Kernel k) {
+  switch (k) {
+  case plan::Kernel::Rope:
+  case plan::Kernel::KvAppend:
+  case plan::Kernel::Attention:
+    return false;
+  case plan::Kernel::Embedding:
+  case plan::Kernel::RmsNorm:
+  case plan::Kernel::HeadNorm:
+  case plan::Kernel::AddRmsNorm:
+  case plan::Kernel::Linear:
+  case plan::Kernel::SplitHeads:
+  case plan::Kernel::MergeHeads:
+  case plan::Kernel::HeadSlice:
+  case plan::Kernel::SiluMul:
+  case plan::Kernel::Silu:
+  case plan::Kernel::SigmoidMul:
+  case plan::Kernel::Add:
+  case plan::Kernel::Swiglu:
+  case plan::Kernel::LinearAttention:
+  case plan::Kernel::RopeKvWrite:
+  case plan::Kernel::PrefillAttention:
+  case plan::Kernel::ExtendAttention:
+  case plan::Kernel::PagedDecodeAttention:
+  case plan::Kernel::TreeAttention:
+  case plan::Kernel::LightningPrefill:
+  case plan::Kernel::LightningDecode:
+  case plan::Kernel::Logits:
+    return true;
+  }
+  return false;
 }
-
 
 } // namespace
 
@@ -43,14 +63,15 @@ CudaProgram::CudaProgram(const plan::Plan &plan, const plan::Program &program)
   std::map<int32_t, size_t> producer;
   for (size_t i = 0; i < program.launches.size(); ++i) {
     const plan::Launch &l = program.launches[i];
-    int64_t layer = intAttr(l, "layer", -1);
-    if (l.kernel == "prefill_attention" && !l.inputs.empty()) {
+    int64_t layer = plan::launchLayer(l).value_or(-1);
+    if (l.kernel() == plan::Kernel::PrefillAttention && !l.inputs.empty()) {
       auto it = producer.find(l.inputs[0]);
       const plan::Launch *write =
           it == producer.end() ? nullptr : &program.launches[it->second];
-      if (write && write->kernel == "rope_kv_write" &&
-          write->variant == "packed")
-        layer = intAttr(*write, "layer", -1);
+      if (write && write->kernel() == plan::Kernel::RopeKvWrite &&
+          write->as<plan::RopeKvWriteParams>().variant ==
+              plan::RopeKvVariant::Packed)
+        layer = write->as<plan::RopeKvWriteParams>().layer;
     }
     layers_.push_back(layer);
     for (int32_t out : l.outputs)
@@ -72,9 +93,8 @@ CudaProgram::~CudaProgram() {
 std::string CudaProgram::unsupportedLaunch() const {
   for (size_t i = 0; i < program_.launches.size(); ++i) {
     const plan::Launch &l = program_.launches[i];
-    bool ok = supportedKernels().count(l.kernel) > 0 ||
-              (l.kernel == "attention" && l.variant == "linear");
-    if (ok && l.kernel == "prefill_attention" && layers_[i] < 0)
+    const bool ok = runsOnCuda(l.kernel());
+    if (ok && l.kernel() == plan::Kernel::PrefillAttention && layers_[i] < 0)
       return describeLaunch(program_, i) +
              ": its packed QKV does not come from a rope_kv_write<packed> "
              "launch, whose cache the GPU kernel reads K and V from";
@@ -143,14 +163,15 @@ void *CudaProgram::data(int32_t buffer, const DeviceState &state) const {
     return it == outputs_.end() ? nullptr : it->second;
   }
   case plan::BufferKind::Input:
-    switch (inputRole(b)) {
-    case InputRole::TokenIds:
+    switch (b.role) {
+    case plan::InputRole::TokenIds:
       return const_cast<int32_t *>(state.tokenIds);
-    case InputRole::Positions:
+    case plan::InputRole::Positions:
       return const_cast<int32_t *>(state.positions);
-    case InputRole::ParentIds:
+    case plan::InputRole::ParentIds:
       return const_cast<int32_t *>(state.parentIds);
-    case InputRole::SequenceMeta:
+    case plan::InputRole::Sequences:
+    case plan::InputRole::None: // refused by validatePlan
       return nullptr; // lives in DeviceState
     }
     return nullptr;
@@ -230,8 +251,7 @@ void CudaProgram::collectProfile(std::map<std::string, double> &byKernel) {
     float ms = 0;
     if (cudaEventElapsedTime(&ms, profileEvents_[2 * i],
                              profileEvents_[2 * i + 1]) == cudaSuccess)
-      byKernel[l.kernel + (l.variant.empty() ? "" : "<" + l.variant + ">")] +=
-          ms;
+      byKernel[plan::launchName(l)] += ms;
   }
 }
 
@@ -272,31 +292,61 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
         cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream),
         "device copy");
   };
-  const std::string &k = l.kernel;
   const int64_t T = shape.tokens, B = shape.batch;
+  // Bytes of one activation element: every tensor a launch copies or
+  // indexes by hand has the launch's activation type.
+  const size_t width = size_t(kernels::actDTypeBytes(act));
   kernels::GemmRunner &gemm = *state.gemms[size_t(l.stream)];
+  const plan::KvCacheDesc &kv = plan_.kvCache;
+  const int64_t layer = layers_[index];
+  auto pagedCache = [&](int64_t firstSeq) {
+    return kernels::KvCacheView::paged(
+        state.kPools[size_t(layer)], state.vPools[size_t(layer)],
+        state.numBlocks, kv.blockSize,
+        state.blockTables + firstSeq * state.blockStride, state.blockStride);
+  };
+  // Sequences are issued together when all have the same number of tokens
+  // (always so for decode); a ragged batch is issued one sequence at a time.
+  auto uniform = [&] {
+    if (!shape.host)
+      return true;
+    const std::vector<int32_t> &cu = shape.host->cuQLens;
+    for (size_t b = 1; b + 1 < cu.size(); ++b)
+      if (cu[b + 1] - cu[b] != cu[1] - cu[0])
+        return false;
+    return true;
+  };
+  auto noCache = [&]() -> Status {
+    return Status::error("layer " + std::to_string(layer) + " has no KV cache");
+  };
 
-  if (k == "embedding") {
+  using plan::Kernel;
+  switch (l.kernel()) {
+  case Kernel::Embedding: {
     const plan::Buffer &table = buf(1, false);
     return kernels::embedding(act, T, table.shape[0].value,
                               table.shape[1].value,
                               static_cast<const int32_t *>(in0(0)), in0(1),
                               out0(0), stream);
   }
-  if (k == "rms_norm" || k == "head_norm") {
+  case Kernel::RmsNorm:
+  case Kernel::HeadNorm: {
+    const double eps = l.kernel() == Kernel::RmsNorm
+                           ? l.as<plan::RmsNormParams>().eps
+                           : l.as<plan::HeadNormParams>().eps;
     int64_t cols = lastDim(buf(0, false));
     return kernels::rmsNorm(act, elements(buf(0, false)) / cols, cols, in0(0),
-                            in0(1), float(floatAttr(l, "eps")), out0(0),
-                            stream);
+                            in0(1), float(eps), out0(0), stream);
   }
-  if (k == "add_rms_norm") {
+  case Kernel::AddRmsNorm: {
+    const auto &p = l.as<plan::AddRmsNormParams>();
     int64_t cols = lastDim(buf(0, false));
-    return kernels::addRmsNorm(
-        act, elements(buf(0, false)) / cols, cols, in0(0), in0(1), in0(2),
-        float(floatAttr(l, "eps")), float(floatAttr(l, "x_scale", 1.0)),
-        float(floatAttr(l, "residual_scale", 1.0)), out0(0), out0(1), stream);
+    return kernels::addRmsNorm(act, elements(buf(0, false)) / cols, cols,
+                               in0(0), in0(1), in0(2), float(p.eps),
+                               float(p.xScale), float(p.residualScale),
+                               out0(0), out0(1), stream);
   }
-  if (k == "linear") {
+  case Kernel::Linear: {
     const plan::Buffer &w = buf(1, false);
     kernels::GemmArgs a;
     a.dtype = act;
@@ -309,68 +359,51 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
     a.y = out0(0);
     return gemm.linear(a, stream);
   }
-  if (k == "split_heads" || k == "merge_heads")
+  case Kernel::SplitHeads:
+  case Kernel::MergeHeads:
     // Row-major [T, H*D] and [T, H, D] are the same bytes.
     return copy(out0(0), in0(0),
                 size_t(elements(buf(0, false))) *
                     plan::byteWidth(buf(0, false).dtype));
-  if (k == "silu_mul")
+  case Kernel::SiluMul:
     return kernels::siluMul(act, elements(buf(0, true)), in0(0), in0(1),
                             out0(0), stream);
-  if (k == "silu")
+  case Kernel::Silu:
     return kernels::silu(act, elements(buf(0, true)), in0(0), out0(0), stream);
-  if (k == "sigmoid_mul")
+  case Kernel::SigmoidMul:
     return kernels::sigmoidMul(act, elements(buf(0, true)), in0(0), in0(1),
                                out0(0), stream);
-  if (k == "add")
+  case Kernel::Add: {
+    const auto &p = l.as<plan::AddParams>();
     return kernels::add(act, elements(buf(0, true)), in0(0), in0(1),
-                        float(floatAttr(l, "lhs_scale", 1.0)),
-                        float(floatAttr(l, "rhs_scale", 1.0)), out0(0), stream);
-  if (k == "swiglu")
+                        float(p.lhsScale), float(p.rhsScale), out0(0), stream);
+  }
+  case Kernel::Swiglu:
     return kernels::siluMulFused(act, T, lastDim(buf(0, true)), in0(0),
                                  out0(0), stream);
-  if (k == "head_slice") {
+  case Kernel::HeadSlice: {
+    const auto &p = l.as<plan::HeadSliceParams>();
     const plan::Buffer &x = buf(0, false);
     const int64_t heads = x.shape[1].value, dim = x.shape[2].value;
-    const int64_t first = intAttr(l, "first"), count = intAttr(l, "num_heads");
     if (T == 0)
       return Status::success();
     return kernels::cudaStatus(
-        cudaMemcpy2DAsync(out0(0), size_t(count * dim) * 2,
-                          static_cast<const char *>(in0(0)) + first * dim * 2,
-                          size_t(heads * dim) * 2, size_t(count * dim) * 2,
-                          size_t(T), cudaMemcpyDeviceToDevice, stream),
+        cudaMemcpy2DAsync(out0(0), size_t(p.numHeads * dim) * width,
+                          static_cast<const char *>(in0(0)) +
+                              size_t(p.first * dim) * width,
+                          size_t(heads * dim) * width,
+                          size_t(p.numHeads * dim) * width, size_t(T),
+                          cudaMemcpyDeviceToDevice, stream),
         "head slice copy");
   }
 
-  const plan::KvCacheDesc &kv = plan_.kvCache;
-  const int64_t layer = layers_[index];
-  auto pagedCache = [&](int64_t firstSeq) {
-    return kernels::KvCacheView::paged(
-        state.kPools[size_t(layer)], state.vPools[size_t(layer)],
-        state.numBlocks, kv.blockSize,
-        state.blockTables + firstSeq * state.blockStride, state.blockStride);
-  };
-  // Sequences are issued together when all have the same number of tokens
-  // (always so for decode); a ragged batch is issued one sequence at a time.
-  const bool uniform = [&] {
-    if (!shape.host)
-      return true;
-    const std::vector<int32_t> &cu = shape.host->cuQLens;
-    for (size_t b = 1; b + 1 < cu.size(); ++b)
-      if (cu[b + 1] - cu[b] != cu[1] - cu[0])
-        return false;
-    return true;
-  }();
-
-  if (k == "rope_kv_write") {
+  case Kernel::RopeKvWrite: {
+    const auto &p = l.as<plan::RopeKvWriteParams>();
     if (size_t(layer) >= state.kPools.size())
-      return Status::error("layer " + std::to_string(layer) +
-                           " has no KV cache");
-    const int64_t hq = intAttr(l, "num_q_heads"),
-                  hkv = intAttr(l, "num_kv_heads");
+      return noCache();
+    const int64_t hq = p.numQHeads, hkv = p.numKvHeads;
     const int64_t dim = kv.headDim, heads = hq + 2 * hkv;
-    kernels::RopeTableSpec spec = ropeSpecOf(l);
+    kernels::RopeTableSpec spec = ropeSpecOf(p.rotary);
     auto table = state.ropeTables.find(ropeTableKey(spec));
     if (table == state.ropeTables.end())
       return Status::error("no rotary table was prepared for this launch");
@@ -379,15 +412,16 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
     d.numKvHeads = int32_t(hkv);
     d.headDim = int32_t(dim);
     d.rotaryDim = spec.rotaryDim;
-    d.pairing = ropePairingOf(l);
+    d.pairing = ropePairingOf(p.rotary);
     d.dtype = act;
     kernels::CosSinCache cosSin{table->second.data, 1, table->second.rows};
     kernels::QkNormParams norm;
     norm.qWeight = l.inputs.size() > 4 ? in0(4) : nullptr;
     norm.kWeight = l.inputs.size() > 5 ? in0(5) : nullptr;
-    norm.eps = float(floatAttr(l, "qk_norm_eps", 1e-6));
-    const bool packed = l.variant == "packed", tree = l.variant == "tree";
-    const size_t rowBytes = size_t(heads * dim) * 2;
+    norm.eps = float(p.qkNormEps);
+    const bool packed = p.variant == plan::RopeKvVariant::Packed,
+               tree = p.variant == plan::RopeKvVariant::Tree;
+    const size_t rowBytes = size_t(heads * dim) * width;
     // Rotated in place in the output: a copy of the input first, unless
     // the plan made the output a view of it.
     if (packed && out0(0) != in0(0))
@@ -404,8 +438,8 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
       if (packed)
         return kernels::ropeKvWritePacked(d, qkvOut, cosSin, norm, cache,
                                           nullptr, stream);
-      void *qOut =
-          static_cast<char *>(out0(0)) + tokenOffset * size_t(hq * dim) * 2;
+      void *qOut = static_cast<char *>(out0(0)) +
+                   tokenOffset * size_t(hq * dim) * width;
       if (tree)
         return kernels::ropeKvWriteTree(d, qkvIn, qOut,
                                         state.cachedLens + first,
@@ -417,7 +451,7 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
     };
     if (B == 0 || T == 0)
       return Status::success();
-    if (uniform)
+    if (uniform())
       return issueSeqs(0, B, T / B, 0);
     const std::vector<int32_t> &cu = shape.host->cuQLens;
     for (int64_t b = 0; b < B; ++b)
@@ -427,72 +461,86 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
     return Status::success();
   }
 
-  if (k == "prefill_attention" || k == "extend_attention" ||
-      k == "paged_decode_attention" || k == "tree_attention") {
+  case Kernel::PrefillAttention: {
+    const auto &p = l.as<plan::PrefillAttentionParams>();
     if (size_t(layer) >= state.kPools.size())
-      return Status::error("layer " + std::to_string(layer) +
-                           " has no KV cache");
-    const plan::Buffer &qBuf = buf(0, false);
-    const bool prefill = k == "prefill_attention";
-    const int64_t hq = prefill ? intAttr(l, "num_q_heads") : qBuf.shape[1].value;
-    kernels::AttentionDims d;
-    d.batch = B;
-    d.numQHeads = int32_t(hq);
-    d.numKvHeads = int32_t(kv.kvHeads);
-    d.headDim = int32_t(kv.headDim);
-    d.dtype = act;
-    d.scale = float(floatAttr(l, "scale"));
-    d.slidingWindow = intAttr(l, "sliding_window", 0);
-    kernels::AttentionTensors t;
-    t.q = in0(0);
+      return noCache();
+    kernels::AttentionDims d = attentionDims(B, p.numQHeads, act, p.scale,
+                                             p.slidingWindow);
+    kernels::AttentionTensors t = attentionTensors(state, pagedCache(0));
     t.out = out0(0);
-    t.cuQLens = state.cuQLens;
-    t.kvLens = state.kvLens;
-    t.cache = pagedCache(0);
-    if (prefill && T > 0) {
+    t.q = in0(0);
+    if (T > 0) {
       // Queries are the first hq heads of each packed QKV row; the kernel
       // takes them dense.
-      const int64_t hkv = intAttr(l, "num_kv_heads");
-      const size_t qRow = size_t(hq * kv.headDim) * 2;
+      const size_t qRow = size_t(p.numQHeads * kv.headDim) * width;
       if (size_t(T) * qRow > state.queryScratchBytes)
         return Status::error("query scratch too small");
       STRATA_CUDA_RETURN_IF_ERROR(
           cudaMemcpy2DAsync(state.queryScratch, qRow, in0(0),
-                            size_t((hq + 2 * hkv) * kv.headDim) * 2, qRow,
-                            size_t(T), cudaMemcpyDeviceToDevice, stream),
+                            size_t((p.numQHeads + 2 * p.numKvHeads) *
+                                   kv.headDim) *
+                                width,
+                            qRow, size_t(T), cudaMemcpyDeviceToDevice, stream),
           "query gather");
       t.q = state.queryScratch;
     }
-    // Decode splits the keys across blocks, sized for the longest context
-    // the backend reserved (so one captured graph serves every length, and
-    // eager and graph steps compute alike). Extend and tree verify split as
-    // their launch bounds ask: a few new tokens over a long cache make few
-    // query tiles (100 tokens of 32 q / 8 kv heads: 32 blocks, each reading
-    // the whole cache). A prefill's tiles read only the prompt's own keys,
-    // as many tiles as keys to read, and it is not split.
-    const bool decode = k == "paged_decode_attention";
-    kernels::AttentionLaunch launch;
-    launch.maxQLen = decode ? 1 : std::max<int64_t>(shape.maxQLen, 1);
-    launch.maxKvLen = decode ? std::max<int64_t>(state.maxContext, 1)
-                             : std::max<int64_t>(shape.maxKvLen, 1);
-    launch.numSplits = prefill ? 1 : 0;
-    launch.workspace = state.attentionWorkspace;
-    launch.workspaceBytes = state.attentionWorkspaceBytes;
+    // A prefill's tiles read only the prompt's own keys, as many tiles as
+    // keys to read, and it is not split.
+    kernels::AttentionLaunch launch = attentionLaunch(state, shape, false);
+    launch.numSplits = 1;
     if (B == 0)
       return Status::success();
-    if (prefill)
-      return kernels::attentionPrefill(d, t, launch, stream);
-    if (k == "extend_attention")
-      return kernels::attentionExtend(d, t, launch, stream);
-    if (k == "paged_decode_attention")
-      return kernels::attentionDecode(d, t, launch, stream);
+    return kernels::attentionPrefill(d, t, launch, stream);
+  }
+  case Kernel::ExtendAttention: {
+    const auto &p = l.as<plan::ExtendAttentionParams>();
+    if (size_t(layer) >= state.kPools.size())
+      return noCache();
+    kernels::AttentionDims d = attentionDims(B, buf(0, false).shape[1].value,
+                                             act, p.scale, p.slidingWindow);
+    kernels::AttentionTensors t = attentionTensors(state, pagedCache(0));
+    t.q = in0(0);
+    t.out = out0(0);
+    kernels::AttentionLaunch launch = attentionLaunch(state, shape, false);
+    if (B == 0)
+      return Status::success();
+    return kernels::attentionExtend(d, t, launch, stream);
+  }
+  case Kernel::PagedDecodeAttention: {
+    const auto &p = l.as<plan::PagedDecodeAttentionParams>();
+    if (size_t(layer) >= state.kPools.size())
+      return noCache();
+    kernels::AttentionDims d = attentionDims(B, buf(0, false).shape[1].value,
+                                             act, p.scale, p.slidingWindow);
+    kernels::AttentionTensors t = attentionTensors(state, pagedCache(0));
+    t.q = in0(0);
+    t.out = out0(0);
+    kernels::AttentionLaunch launch = attentionLaunch(state, shape, true);
+    if (B == 0)
+      return Status::success();
+    return kernels::attentionDecode(d, t, launch, stream);
+  }
+  case Kernel::TreeAttention: {
+    const auto &p = l.as<plan::TreeAttentionParams>();
+    if (size_t(layer) >= state.kPools.size())
+      return noCache();
+    kernels::AttentionDims d = attentionDims(B, buf(0, false).shape[1].value,
+                                             act, p.scale, p.slidingWindow);
+    kernels::AttentionTensors t = attentionTensors(state, pagedCache(0));
+    t.q = in0(0);
+    t.out = out0(0);
     t.parentIds = static_cast<const int32_t *>(in0(3));
     t.positions = state.positions;
+    kernels::AttentionLaunch launch = attentionLaunch(state, shape, false);
+    if (B == 0)
+      return Status::success();
     return kernels::attentionTree(d, t, launch, stream);
   }
 
-  if (k == "lightning_prefill" || k == "lightning_decode" ||
-      (k == "attention" && l.variant == "linear")) {
+  case Kernel::LightningPrefill:
+  case Kernel::LinearAttention:
+  case Kernel::LightningDecode: {
     const plan::LinearStateDesc &ls = plan_.linearState;
     if (size_t(layer) >= state.states.size())
       return Status::error("layer " + std::to_string(layer) +
@@ -517,11 +565,12 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
     t.cuSeqLens = state.cuQLens;
     if (B == 0)
       return Status::success();
-    return k == "lightning_decode" ? kernels::lightningDecode(d, t, stream)
-                                   : kernels::lightningPrefill(d, t, stream);
+    return l.kernel() == Kernel::LightningDecode
+               ? kernels::lightningDecode(d, t, stream)
+               : kernels::lightningPrefill(d, t, stream);
   }
 
-  if (k == "logits") {
+  case Kernel::Logits: {
     const plan::Buffer &w = buf(1, false);
     const int64_t vocab = w.shape[0].value, hidden = w.shape[1].value;
     kernels::GemmArgs a;
@@ -533,12 +582,12 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
     a.f32Out = true;
     a.x = in0(0);
     a.m = T;
-    if (intAttr(l, "all_tokens", 0) || T == B)
+    if (l.as<plan::LogitsParams>().allTokens || T == B)
       return T == 0 ? Status::success() : gemm.linear(a, stream);
     // One row per sequence: its last token. Only eager steps get here.
     if (!shape.host)
       return Status::error("ragged logits need the host step");
-    const size_t row = size_t(hidden) * 2;
+    const size_t row = size_t(hidden) * width;
     if (size_t(B) * row > state.rowScratchBytes)
       return Status::error("row scratch too small");
     for (int64_t b = 0; b < B; ++b) {
@@ -553,7 +602,59 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
     a.m = B;
     return gemm.linear(a, stream);
   }
-  return Status::error("has no CUDA implementation");
+
+  case Kernel::Rope:
+  case Kernel::KvAppend:
+  case Kernel::Attention:
+    // unsupportedLaunch() refuses these before any step.
+    return Status::error("has no CUDA implementation");
+  }
+  return Status::error("has an unknown kernel code");
+}
+
+kernels::AttentionDims CudaProgram::attentionDims(int64_t batch,
+                                                  int64_t numQHeads,
+                                                  kernels::ActDType act,
+                                                  double scale,
+                                                  int64_t slidingWindow) const {
+  kernels::AttentionDims d;
+  d.batch = batch;
+  d.numQHeads = int32_t(numQHeads);
+  d.numKvHeads = int32_t(plan_.kvCache.kvHeads);
+  d.headDim = int32_t(plan_.kvCache.headDim);
+  d.dtype = act;
+  d.scale = float(scale);
+  d.slidingWindow = slidingWindow;
+  return d;
+}
+
+kernels::AttentionTensors
+CudaProgram::attentionTensors(const DeviceState &state,
+                              const kernels::KvCacheView &cache) {
+  kernels::AttentionTensors t;
+  t.cuQLens = state.cuQLens;
+  t.kvLens = state.kvLens;
+  t.cache = cache;
+  return t;
+}
+
+kernels::AttentionLaunch CudaProgram::attentionLaunch(const DeviceState &state,
+                                                      const StepShape &shape,
+                                                      bool decode) {
+  // Decode splits the keys across blocks, sized for the longest context
+  // the backend reserved (so one captured graph serves every length, and
+  // eager and graph steps compute alike). Extend and tree verify split as
+  // their launch bounds ask: a few new tokens over a long cache make few
+  // query tiles (100 tokens of 32 q / 8 kv heads: 32 blocks, each reading
+  // the whole cache).
+  kernels::AttentionLaunch launch;
+  launch.maxQLen = decode ? 1 : std::max<int64_t>(shape.maxQLen, 1);
+  launch.maxKvLen = decode ? std::max<int64_t>(state.maxContext, 1)
+                           : std::max<int64_t>(shape.maxKvLen, 1);
+  launch.numSplits = 0;
+  launch.workspace = state.attentionWorkspace;
+  launch.workspaceBytes = state.attentionWorkspaceBytes;
+  return launch;
 }
 
 } // namespace strata

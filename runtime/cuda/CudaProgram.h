@@ -9,6 +9,7 @@
 #ifndef STRATA_RUNTIME_CUDA_CUDAPROGRAM_H
 #define STRATA_RUNTIME_CUDA_CUDAPROGRAM_H
 
+#include "kernels/attention/Attention.h"
 #include "kernels/common/RopeKvTypes.h"
 #include "kernels/common/Status.h"
 #include "kernels/gemm/Gemm.h"
@@ -124,6 +125,16 @@ private:
   kernels::Status launch(size_t index, const DeviceState &state,
                          const StepShape &shape, cudaStream_t stream);
   void *data(int32_t buffer, const DeviceState &state) const;
+  /// The attention launchers' arguments shared by the four kernels.
+  kernels::AttentionDims attentionDims(int64_t batch, int64_t numQHeads,
+                                       kernels::ActDType act, double scale,
+                                       int64_t slidingWindow) const;
+  static kernels::AttentionTensors
+  attentionTensors(const DeviceState &state,
+                   const kernels::KvCacheView &cache);
+  static kernels::AttentionLaunch attentionLaunch(const DeviceState &state,
+                                                  const StepShape &shape,
+                                                  bool decode);
   /// Bytes an output buffer takes at the plan's limits, aligned.
   uint64_t outputSlotBytes(const plan::Buffer &b) const;
   /// STRATA_TRACE (runtime/LaunchTrace.h): synchronises and prints.

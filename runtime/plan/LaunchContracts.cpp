@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <type_traits>
 
 namespace strata::plan {
 
@@ -113,24 +114,17 @@ public:
       return fail(name(b) + " is not a " + toString(k) + " buffer");
     return ok();
   }
-  /// The step's sequence table (`seqs`), or one of the token inputs:
-  /// "arg0" the token ids, "arg1" the positions, any other i32[tokens]
-  /// input the draft tree's parents.
+  /// The step's sequence table, or one of the per-token inputs, as the
+  /// plan marks its role.
   bool seqs(const Buffer &b) {
-    if (ok() && (b.kind != BufferKind::Input || !b.shape.empty()))
+    if (ok() && (b.kind != BufferKind::Input || b.role != InputRole::Sequences))
       return fail(name(b) + " is not the step's sequence table");
     return ok();
   }
-  bool tokenInput(const Buffer &b, const char *what, bool named,
-                  const char *argName) {
-    if (!ok())
-      return false;
-    bool isTokens = b.kind == BufferKind::Input && b.shape.size() == 1;
-    bool nameOk =
-        named ? b.name == argName : b.name != "arg0" && b.name != "arg1";
-    if (!isTokens || !nameOk)
+  bool tokenInput(const Buffer &b, InputRole role, const char *what) {
+    if (ok() && (b.kind != BufferKind::Input || b.role != role))
       return fail(name(b) + " is not the step's " + what);
-    return true;
+    return ok();
   }
   /// `b`'s dimension d equals `expected` (a plan or attribute size).
   bool dimIs(const Buffer &b, size_t d, int64_t expected,
@@ -148,63 +142,48 @@ public:
     return ok();
   }
 
-  const Attr *attr(const char *n) const {
-    for (const Attr &a : l_.attrs)
-      if (a.name == n)
-        return &a;
-    return nullptr;
-  }
-  int64_t intAttr(const char *n, int64_t lo, int64_t hi, bool required = true) {
-    const Attr *a = attr(n);
-    if (!ok() || (!a && !required))
-      return lo;
-    const int64_t *v = a ? std::get_if<int64_t>(&a->value) : nullptr;
-    if (!v)
-      return fail(std::string(a ? "attribute '" : "missing attribute '") + n +
-                  (a ? "' is not an integer" : "'")),
-             lo;
-    if (*v < lo || *v > hi)
-      return fail(std::string("attribute '") + n + "' is " + str(*v) +
-                  ", outside [" + str(lo) + ", " + str(hi) + "]"),
-             lo;
-    return *v;
+  /// A parameter within [lo, hi].
+  bool intField(const char *n, int64_t v, int64_t lo, int64_t hi) {
+    if (ok() && (v < lo || v > hi))
+      return fail(std::string("parameter '") + n + "' is " + str(v) +
+                  ", outside [" + str(lo) + ", " + str(hi) + "]");
+    return ok();
   }
   /// A finite number; `positive` also excludes zero and negatives.
-  double floatAttr(const char *n, bool positive, bool required = true) {
-    const Attr *a = attr(n);
-    if (!ok() || (!a && !required))
-      return 1.0;
-    const double *v = a ? std::get_if<double>(&a->value) : nullptr;
-    if (!v)
-      return fail(std::string(a ? "attribute '" : "missing attribute '") + n +
-                  (a ? "' is not a number" : "'")),
-             1.0;
-    if (!std::isfinite(*v) || (positive && !(*v > 0.0)))
-      return fail(std::string("attribute '") + n + "' is " +
-                  std::to_string(*v) + "; expected a finite" +
-                  (positive ? " positive" : "") + " number"),
-             1.0;
-    return *v;
+  bool floatField(const char *n, double v, bool positive) {
+    if (ok() && (!std::isfinite(v) || (positive && !(v > 0.0))))
+      return fail(std::string("parameter '") + n + "' is " + std::to_string(v) +
+                  "; expected a finite" + (positive ? " positive" : "") +
+                  " number");
+    return ok();
   }
-  bool stringAttr(const char *n, std::initializer_list<const char *> allowed) {
-    const Attr *a = attr(n);
-    if (!ok())
-      return false;
-    const std::string *v = a ? std::get_if<std::string>(&a->value) : nullptr;
-    std::string list;
-    for (const char *s : allowed) {
-      if (v && *v == s)
-        return true;
-      list += std::string(list.empty() ? "" : ", ") + s;
-    }
-    return fail(std::string("attribute '") + n + "' must be one of " + list);
+  /// Every number finite and every enum one of its values, whatever the
+  /// kernel: the parameters of a plan read from a file arrive unchecked.
+  void allFields() {
+    forEachField(l_.params, [&](const char *n, const auto &v) {
+      using T = std::decay_t<decltype(v)>;
+      if constexpr (std::is_same_v<T, double>) {
+        floatField(n, v, false);
+      } else if constexpr (std::is_enum_v<T>) {
+        if (ok() && static_cast<uint8_t>(v) > maxCode<T>())
+          fail(std::string("parameter '") + n + "' has the invalid code " +
+               str(static_cast<uint8_t>(v)));
+      } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+        for (size_t i = 0; ok() && i < v.size(); ++i)
+          if (!std::isfinite(v[i]))
+            fail(std::string("parameter '") + n +
+                 "' has the non-finite "
+                 "value " +
+                 std::to_string(v[i]) + " at " + str(int64_t(i)));
+      }
+    });
   }
 
   /// The KV-cache layer a launch reads or writes.
-  void kvLayer() {
-    if (plan_.kvCache.layers == 0)
+  void kvLayer(int64_t layer) {
+    if (ok() && plan_.kvCache.layers == 0)
       fail("the plan has no KV cache");
-    intAttr("layer", 0, plan_.kvCache.layers - 1);
+    intField("layer", layer, 0, plan_.kvCache.layers - 1);
   }
   /// A [tokens, heads, head dim] activation over the plan's KV head dim.
   bool heads(const Buffer &b, int64_t numHeads, const std::string &what) {
@@ -222,21 +201,28 @@ public:
                   " heads");
     return true;
   }
-  void ropeAttrs(int64_t headDim) {
-    int64_t rot = intAttr("rotary_dim", 2, headDim);
-    if (ok() && rot % 2)
-      fail("attribute 'rotary_dim' is " + str(rot) + "; it must be even");
-    floatAttr("theta", true);
-    stringAttr("pairing", {"neox", "gptj"});
-    stringAttr("scaling", {"none", "linear", "llama3"});
-    floatAttr("scaling_factor", true, false);
-    floatAttr("low_freq_factor", true, false);
-    floatAttr("high_freq_factor", true, false);
-    intAttr("original_max_positions", 0, kMaxPositions, false);
+  void rotary(const RotaryParams &r, int64_t headDim) {
+    if (intField("rotary_dim", r.rotaryDim, 2, headDim) && r.rotaryDim % 2)
+      fail("parameter 'rotary_dim' is " + str(r.rotaryDim) +
+           "; it must be even");
+    floatField("theta", r.theta, true);
+    floatField("scaling_factor", r.scalingFactor, true);
+    floatField("low_freq_factor", r.lowFreqFactor, true);
+    floatField("high_freq_factor", r.highFreqFactor, true);
+    intField("original_max_positions", r.originalMaxPositions, 0,
+             kMaxPositions);
   }
-  void attentionAttrs() {
-    floatAttr("scale", true);
-    intAttr("sliding_window", 0, kMaxPositions, false);
+  void attention(double scale, int64_t slidingWindow) {
+    floatField("scale", scale, true);
+    intField("sliding_window", slidingWindow, 0, kMaxPositions);
+  }
+  /// Query heads grouped over the cache's KV heads, as a launch names them.
+  void headCounts(int64_t hq, int64_t hkv) {
+    intField("num_kv_heads", hkv, plan_.kvCache.kvHeads, plan_.kvCache.kvHeads);
+    intField("num_q_heads", hq, hkv, kMaxHeads);
+    if (ok() && hq % hkv)
+      fail("parameter 'num_q_heads' is " + str(hq) +
+           ", not a multiple of num_kv_heads " + str(hkv));
   }
 
   const Plan &plan() const { return plan_; }
@@ -251,12 +237,12 @@ private:
   std::string error_;
 };
 
-void checkNorm(Contract &c, size_t rank) {
+void checkNorm(Contract &c, size_t rank, double eps) {
   if (!c.operands(2, 2, 1) || !c.activation(c.in(0), rank) ||
       !c.weight(c.in(1), 1) || !c.sameShape(c.out(0), c.in(0)))
     return;
   c.dimIs(c.in(1), 0, c.dim(c.in(0), rank - 1), "the normalised rows' width");
-  c.floatAttr("eps", true);
+  c.floatField("eps", eps, true);
 }
 
 void checkLinear(Contract &c) {
@@ -275,8 +261,6 @@ void checkElementwise(Contract &c, size_t inputs) {
     return;
   for (size_t i = 0; i < inputs; ++i)
     c.sameShape(c.in(i), c.out(0));
-  c.floatAttr("lhs_scale", false, false);
-  c.floatAttr("rhs_scale", false, false);
 }
 
 /// Split or merge heads: the same bytes under another shape.
@@ -291,57 +275,52 @@ void checkReshape(Contract &c) {
            " are not the same rows under another shape");
 }
 
-void checkRopeKvWrite(Contract &c) {
+void checkRopeKvWrite(Contract &c, const RopeKvWriteParams &p) {
   const Plan &plan = c.plan();
-  const std::string &variant = c.launch().variant;
-  if (variant != "packed" && variant != "continuous" && variant != "tree") {
-    c.fail("variant '" + variant + "' is not packed, continuous or tree");
-    return;
-  }
   if (!c.operands(4, 6, 2) || c.launch().inputs.size() == 5) {
     if (c.ok())
       c.fail("takes both QK-norm weights or neither");
     return;
   }
-  c.kvLayer();
-  const int64_t hkv =
-      c.intAttr("num_kv_heads", plan.kvCache.kvHeads, plan.kvCache.kvHeads);
-  const int64_t hq = c.intAttr("num_q_heads", hkv, kMaxHeads);
-  if (c.ok() && hq % hkv)
-    c.fail("num_q_heads " + str(hq) + " is not a multiple of num_kv_heads " +
-           str(hkv));
+  c.kvLayer(p.layer);
+  c.headCounts(p.numQHeads, p.numKvHeads);
+  const int64_t hq = p.numQHeads, hkv = p.numKvHeads;
   const int64_t headDim = plan.kvCache.headDim;
-  c.ropeAttrs(headDim);
+  c.rotary(p.rotary, headDim);
+  const bool packed = p.variant == RopeKvVariant::Packed;
   if (!c.heads(c.in(0), hq + 2 * hkv, "q, k and v heads") ||
-      !c.tokenInput(c.in(1), "positions", true, "arg1") ||
+      !c.tokenInput(c.in(1), InputRole::Positions, "positions") ||
       !c.kind(c.in(2), BufferKind::KvCache) || !c.seqs(c.in(3)) ||
-      !c.heads(c.out(0), variant == "packed" ? hq + 2 * hkv : hq,
-               variant == "packed" ? "q, k and v heads" : "query heads") ||
+      !c.heads(c.out(0), packed ? hq + 2 * hkv : hq,
+               packed ? "q, k and v heads" : "query heads") ||
       !c.kind(c.out(1), BufferKind::KvCache))
     return;
   if (c.launch().inputs.size() == 6) {
     for (size_t i : {4, 5})
       if (c.weight(c.in(i), 1))
         c.dimIs(c.in(i), 0, headDim, "the head dim");
-    c.floatAttr("qk_norm_eps", true);
+    c.floatField("qk_norm_eps", p.qkNormEps, true);
+  } else if (c.ok() && p.qkNormEps != 0.0) {
+    c.fail("parameter 'qk_norm_eps' is " + std::to_string(p.qkNormEps) +
+           " but the launch has no QK-norm weights; expected 0");
   }
 }
 
-void checkCachedAttention(Contract &c, bool tree) {
+void checkCachedAttention(Contract &c, int64_t layer, double scale,
+                          int64_t slidingWindow, bool tree) {
   const size_t inputs = tree ? 4 : 3;
   if (!c.operands(inputs, inputs, 1))
     return;
-  c.kvLayer();
-  c.attentionAttrs();
-  c.intAttr("max_splits", 1, 1024, false);
+  c.kvLayer(layer);
+  c.attention(scale, slidingWindow);
   if (!c.queryHeads(c.in(0)) || !c.kind(c.in(1), BufferKind::KvCache) ||
       !c.seqs(c.in(2)) || !c.sameShape(c.out(0), c.in(0)))
     return;
   if (tree)
-    c.tokenInput(c.in(3), "draft-tree parents", false, "");
+    c.tokenInput(c.in(3), InputRole::ParentIds, "draft-tree parents");
 }
 
-void checkPrefillAttention(Contract &c) {
+void checkPrefillAttention(Contract &c, const PrefillAttentionParams &p) {
   const Plan &plan = c.plan();
   if (!c.operands(2, 2, 1))
     return;
@@ -349,18 +328,15 @@ void checkPrefillAttention(Contract &c) {
     c.fail("the plan has no KV cache");
     return;
   }
-  const int64_t hkv =
-      c.intAttr("num_kv_heads", plan.kvCache.kvHeads, plan.kvCache.kvHeads);
-  const int64_t hq = c.intAttr("num_q_heads", hkv, kMaxHeads);
-  if (c.ok() && hq % hkv)
-    c.fail("num_q_heads " + str(hq) + " is not a multiple of num_kv_heads " +
-           str(hkv));
-  c.attentionAttrs();
-  if (c.heads(c.in(0), hq + 2 * hkv, "q, k and v heads") && c.seqs(c.in(1)))
-    c.heads(c.out(0), hq, "query heads");
+  c.headCounts(p.numQHeads, p.numKvHeads);
+  c.attention(p.scale, p.slidingWindow);
+  if (c.heads(c.in(0), p.numQHeads + 2 * p.numKvHeads, "q, k and v heads") &&
+      c.seqs(c.in(1)))
+    c.heads(c.out(0), p.numQHeads, "query heads");
 }
 
-void checkLightning(Contract &c, bool generic) {
+void checkLightning(Contract &c, int64_t layer,
+                    const std::vector<double> &rates) {
   const Plan &plan = c.plan();
   const LinearStateDesc &ls = plan.linearState;
   if (!c.operands(5, 5, 2))
@@ -375,19 +351,14 @@ void checkLightning(Contract &c, bool generic) {
            str(ls.keyDim) + " and " + str(ls.valueDim));
     return;
   }
-  c.intAttr("layer", 0, ls.layers - 1);
-  if (!generic && c.launch().kernel == "lightning_prefill")
-    c.intAttr("chunk_size", 1, 4096);
-  const Attr *slopes = c.attr("decay_slopes");
-  const auto *rates =
-      slopes ? std::get_if<std::vector<double>>(&slopes->value) : nullptr;
-  if (c.ok() && (!rates || int64_t(rates->size()) != ls.heads))
-    c.fail("attribute 'decay_slopes' must list one rate per head (" +
-           str(ls.heads) + ")");
-  for (size_t h = 0; c.ok() && rates && h < rates->size(); ++h)
-    if (!std::isfinite((*rates)[h]) || !((*rates)[h] > 0.0))
+  c.intField("layer", layer, 0, ls.layers - 1);
+  if (c.ok() && int64_t(rates.size()) != ls.heads)
+    c.fail("parameter 'decay_slopes' lists " + str(int64_t(rates.size())) +
+           " rates; expected one per head (" + str(ls.heads) + ")");
+  for (size_t h = 0; c.ok() && h < rates.size(); ++h)
+    if (!std::isfinite(rates[h]) || !(rates[h] > 0.0))
       c.fail("decay slope " + str(int64_t(h)) + " is " +
-             std::to_string((*rates)[h]) + "; expected a finite rate > 0");
+             std::to_string(rates[h]) + "; expected a finite rate > 0");
   for (size_t i = 0; i < 3; ++i)
     if (c.activation(c.in(i), 3) &&
         c.dimIs(c.in(i), 1, ls.heads, "the state's heads"))
@@ -397,7 +368,7 @@ void checkLightning(Contract &c, bool generic) {
     c.kind(c.out(1), BufferKind::LinearState);
 }
 
-void checkLogits(Contract &c) {
+void checkLogits(Contract &c, const LogitsParams &p) {
   const Plan &plan = c.plan();
   if (!c.operands(3, 3, 1) || !c.activation(c.in(0), 2) ||
       !c.weight(c.in(1), 2) || !c.seqs(c.in(2)) ||
@@ -405,97 +376,140 @@ void checkLogits(Contract &c) {
     return;
   c.dimIs(c.in(1), 0, plan.vocabSize, "the vocabulary");
   c.dimIs(c.in(1), 1, c.dim(c.in(0), 1), "the hidden size");
-  const bool all =
-      c.intAttr("all_tokens", 0, 1, false) == 1 && c.attr("all_tokens");
-  const Dim rows = all ? Dim::tokens() : Dim::batch();
+  const Dim rows = p.allTokens ? Dim::tokens() : Dim::batch();
   if (c.ok() && c.out(0).shape[0] != rows)
     c.fail(
         "its output has a row per " +
         std::string(c.out(0).shape[0] == Dim::tokens() ? "token" : "sequence") +
-        " but the launch computes one per " + (all ? "token" : "sequence"));
+        " but the launch computes one per " +
+        (p.allTokens ? "token" : "sequence"));
 }
 
 void check(Contract &c) {
   const Plan &plan = c.plan();
   const Launch &l = c.launch();
-  const std::string &k = l.kernel;
-  const bool noVariant = l.variant.empty();
-  if (k == "embedding" && noVariant) {
+  c.allFields();
+  if (!c.ok())
+    return;
+  switch (l.kernel()) {
+  case Kernel::Embedding:
     if (c.operands(2, 2, 1) &&
-        c.tokenInput(c.in(0), "token ids", true, "arg0") &&
+        c.tokenInput(c.in(0), InputRole::TokenIds, "token ids") &&
         c.weight(c.in(1), 2) && c.activation(c.out(0), 2) &&
         c.dimIs(c.in(1), 0, plan.vocabSize, "the vocabulary"))
       c.dimIs(c.out(0), 1, c.dim(c.in(1), 1), "the table's width");
-  } else if (k == "rms_norm" && noVariant) {
-    checkNorm(c, 2);
-  } else if (k == "head_norm" && noVariant) {
-    checkNorm(c, 3);
-  } else if (k == "add_rms_norm" && noVariant) {
+    return;
+  case Kernel::RmsNorm:
+    checkNorm(c, 2, l.as<RmsNormParams>().eps);
+    return;
+  case Kernel::HeadNorm:
+    checkNorm(c, 3, l.as<HeadNormParams>().eps);
+    return;
+  case Kernel::AddRmsNorm: {
+    const auto &p = l.as<AddRmsNormParams>();
     if (c.operands(3, 3, 2) && c.activation(c.in(0), 2) &&
         c.sameShape(c.in(1), c.in(0)) && c.weight(c.in(2), 1) &&
         c.dimIs(c.in(2), 0, c.dim(c.in(0), 1), "the rows' width") &&
-        c.sameShape(c.out(0), c.in(0)) && c.sameShape(c.out(1), c.in(0))) {
-      c.floatAttr("eps", true);
-      c.floatAttr("x_scale", false, false);
-      c.floatAttr("residual_scale", false, false);
-    }
-  } else if (k == "linear" && noVariant) {
+        c.sameShape(c.out(0), c.in(0)) && c.sameShape(c.out(1), c.in(0)))
+      c.floatField("eps", p.eps, true);
+    return;
+  }
+  case Kernel::Linear:
     checkLinear(c);
-  } else if ((k == "split_heads" || k == "merge_heads") && noVariant) {
+    return;
+  case Kernel::SplitHeads:
+  case Kernel::MergeHeads:
     checkReshape(c);
-  } else if ((k == "silu_mul" || k == "sigmoid_mul" || k == "add") &&
-             noVariant) {
+    return;
+  case Kernel::SiluMul:
+  case Kernel::SigmoidMul:
+  case Kernel::Add:
     checkElementwise(c, 2);
-  } else if (k == "silu" && noVariant) {
+    return;
+  case Kernel::Silu:
     checkElementwise(c, 1);
-  } else if (k == "swiglu" && noVariant) {
+    return;
+  case Kernel::Swiglu:
     if (c.operands(1, 1, 1) && c.activation(c.in(0), 2) &&
         c.activation(c.out(0), 2))
       c.dimIs(c.in(0), 1, 2 * c.dim(c.out(0), 1),
               "gate and up, twice the output's width");
-  } else if (k == "head_slice" && noVariant) {
+    return;
+  case Kernel::HeadSlice: {
+    const auto &p = l.as<HeadSliceParams>();
     if (!c.operands(1, 1, 1) || !c.activation(c.in(0), 3) ||
         !c.activation(c.out(0), 3))
       return;
     const int64_t heads = c.dim(c.in(0), 1);
-    const int64_t first = c.intAttr("first", 0, heads - 1);
-    const int64_t count = c.intAttr("num_heads", 1, heads - first);
-    if (c.dimIs(c.out(0), 1, count, "num_heads"))
+    if (c.intField("first", p.first, 0, heads - 1) &&
+        c.intField("num_heads", p.numHeads, 1, heads - p.first) &&
+        c.dimIs(c.out(0), 1, p.numHeads, "num_heads"))
       c.dimIs(c.out(0), 2, c.dim(c.in(0), 2), "the head dim");
-  } else if (k == "rope" && noVariant) {
+    return;
+  }
+  case Kernel::Rope:
     if (c.operands(2, 2, 1) && c.activation(c.in(0), 3) &&
-        c.tokenInput(c.in(1), "positions", true, "arg1") &&
+        c.tokenInput(c.in(1), InputRole::Positions, "positions") &&
         c.sameShape(c.out(0), c.in(0)))
-      c.ropeAttrs(c.dim(c.in(0), 2));
-  } else if (k == "kv_append" && noVariant) {
+      c.rotary(l.as<RopeParams>().rotary, c.dim(c.in(0), 2));
+    return;
+  case Kernel::KvAppend:
     if (!c.operands(4, 4, 1))
       return;
-    c.kvLayer();
+    c.kvLayer(l.as<KvAppendParams>().layer);
     for (size_t i : {0, 1})
       c.heads(c.in(i), plan.kvCache.kvHeads, "the KV cache's heads");
     if (c.kind(c.in(2), BufferKind::KvCache) && c.seqs(c.in(3)))
       c.kind(c.out(0), BufferKind::KvCache);
-  } else if (k == "attention" && l.variant == "softmax") {
-    checkCachedAttention(c, false);
-  } else if (k == "attention" && l.variant == "linear") {
-    checkLightning(c, true);
-  } else if ((k == "extend_attention" || k == "paged_decode_attention") &&
-             noVariant) {
-    checkCachedAttention(c, false);
-  } else if (k == "tree_attention" && noVariant) {
-    checkCachedAttention(c, true);
-  } else if (k == "prefill_attention" && noVariant) {
-    checkPrefillAttention(c);
-  } else if (k == "rope_kv_write") {
-    checkRopeKvWrite(c);
-  } else if ((k == "lightning_prefill" || k == "lightning_decode") &&
-             noVariant) {
-    checkLightning(c, false);
-  } else if (k == "logits" && noVariant) {
-    checkLogits(c);
-  } else {
-    c.fail("unknown kernel");
+    return;
+  case Kernel::Attention: {
+    const auto &p = l.as<AttentionParams>();
+    checkCachedAttention(c, p.layer, p.scale, p.slidingWindow, false);
+    return;
   }
+  case Kernel::ExtendAttention: {
+    const auto &p = l.as<ExtendAttentionParams>();
+    checkCachedAttention(c, p.layer, p.scale, p.slidingWindow, false);
+    return;
+  }
+  case Kernel::PagedDecodeAttention: {
+    const auto &p = l.as<PagedDecodeAttentionParams>();
+    checkCachedAttention(c, p.layer, p.scale, p.slidingWindow, false);
+    c.intField("max_splits", p.maxSplits, 1, 1024);
+    return;
+  }
+  case Kernel::TreeAttention: {
+    const auto &p = l.as<TreeAttentionParams>();
+    checkCachedAttention(c, p.layer, p.scale, p.slidingWindow, true);
+    return;
+  }
+  case Kernel::PrefillAttention:
+    checkPrefillAttention(c, l.as<PrefillAttentionParams>());
+    return;
+  case Kernel::RopeKvWrite:
+    checkRopeKvWrite(c, l.as<RopeKvWriteParams>());
+    return;
+  case Kernel::LinearAttention: {
+    const auto &p = l.as<LinearAttentionParams>();
+    checkLightning(c, p.layer, p.decaySlopes);
+    return;
+  }
+  case Kernel::LightningPrefill: {
+    const auto &p = l.as<LightningPrefillParams>();
+    checkLightning(c, p.layer, p.decaySlopes);
+    c.intField("chunk_size", p.chunkSize, 1, 4096);
+    return;
+  }
+  case Kernel::LightningDecode: {
+    const auto &p = l.as<LightningDecodeParams>();
+    checkLightning(c, p.layer, p.decaySlopes);
+    return;
+  }
+  case Kernel::Logits:
+    checkLogits(c, l.as<LogitsParams>());
+    return;
+  }
+  c.fail("unknown kernel code " + str(int64_t(l.params.index())));
 }
 
 } // namespace

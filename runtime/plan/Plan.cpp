@@ -46,15 +46,80 @@ const char *toString(BufferKind k) {
   return "?";
 }
 
+const char *toString(InputRole r) {
+  switch (r) {
+  case InputRole::None:
+    return "none";
+  case InputRole::TokenIds:
+    return "token_ids";
+  case InputRole::Positions:
+    return "positions";
+  case InputRole::ParentIds:
+    return "parent_ids";
+  case InputRole::Sequences:
+    return "sequences";
+  }
+  return "?";
+}
+
 bool Buffer::operator==(const Buffer &o) const {
   return name == o.name && kind == o.kind && dtype == o.dtype &&
          shape == o.shape && arenaOffset == o.arenaOffset &&
-         weight == o.weight && viewOf == o.viewOf;
+         weight == o.weight && viewOf == o.viewOf && role == o.role;
 }
 
 bool Launch::operator==(const Launch &o) const {
-  return kernel == o.kernel && variant == o.variant && attrs == o.attrs &&
-         inputs == o.inputs && outputs == o.outputs && stream == o.stream;
+  return paramsEqual(params, o.params) && inputs == o.inputs &&
+         outputs == o.outputs && stream == o.stream;
+}
+
+std::string launchName(const Launch &l) {
+  std::string name = kernelName(l.kernel());
+  if (l.kernel() == Kernel::RopeKvWrite)
+    name += std::string("<") + toString(l.as<RopeKvWriteParams>().variant) +
+            ">";
+  return name;
+}
+
+std::optional<int64_t> launchLayer(const Launch &l) {
+  switch (l.kernel()) {
+  case Kernel::KvAppend:
+    return l.as<KvAppendParams>().layer;
+  case Kernel::Attention:
+    return l.as<AttentionParams>().layer;
+  case Kernel::LinearAttention:
+    return l.as<LinearAttentionParams>().layer;
+  case Kernel::RopeKvWrite:
+    return l.as<RopeKvWriteParams>().layer;
+  case Kernel::ExtendAttention:
+    return l.as<ExtendAttentionParams>().layer;
+  case Kernel::PagedDecodeAttention:
+    return l.as<PagedDecodeAttentionParams>().layer;
+  case Kernel::TreeAttention:
+    return l.as<TreeAttentionParams>().layer;
+  case Kernel::LightningPrefill:
+    return l.as<LightningPrefillParams>().layer;
+  case Kernel::LightningDecode:
+    return l.as<LightningDecodeParams>().layer;
+  case Kernel::Embedding:
+  case Kernel::RmsNorm:
+  case Kernel::HeadNorm:
+  case Kernel::AddRmsNorm:
+  case Kernel::Linear:
+  case Kernel::SplitHeads:
+  case Kernel::MergeHeads:
+  case Kernel::HeadSlice:
+  case Kernel::SiluMul:
+  case Kernel::Silu:
+  case Kernel::SigmoidMul:
+  case Kernel::Add:
+  case Kernel::Swiglu:
+  case Kernel::Rope:
+  case Kernel::PrefillAttention:
+  case Kernel::Logits:
+    return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 bool Program::operator==(const Program &o) const {

@@ -10,16 +10,18 @@
 #ifndef STRATA_RUNTIME_PLAN_PLAN_H
 #define STRATA_RUNTIME_PLAN_PLAN_H
 
+#include "runtime/plan/KernelParams.h"
+
 #include <cstdint>
+#include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 namespace strata::plan {
 
 /// Bumped whenever the file layout or the meaning of a field changes; a
 /// reader accepts exactly its own version.
-constexpr uint32_t kPlanFormatVersion = 3;
+constexpr uint32_t kPlanFormatVersion = 4;
 
 enum class DType : uint8_t { F32 = 0, F16 = 1, BF16 = 2, I32 = 3 };
 const char *toString(DType t);
@@ -63,6 +65,17 @@ enum class BufferKind : uint8_t {
 };
 const char *toString(BufferKind k);
 
+/// What an Input buffer carries; the runtime binds step data by it.
+enum class InputRole : uint8_t {
+  None = 0,      ///< not an input
+  TokenIds = 1,  ///< [tokens] i32, the step's token ids
+  Positions = 2, ///< [tokens] i32, each token's position in its sequence
+  ParentIds = 3, ///< [tokens] i32, the verify program's draft-tree parents
+  Sequences = 4, ///< the step's sequence table (lengths, block tables,
+                 ///< state slots), a shapeless i32 handle
+};
+const char *toString(InputRole r);
+
 struct Buffer {
   std::string name;
   BufferKind kind = BufferKind::Arena;
@@ -74,32 +87,33 @@ struct Buffer {
   /// is, read with another shape (split or merged heads). Same dtype, same
   /// element count, same offset; -1 for a buffer of its own.
   int32_t viewOf = -1;
+  /// Input only: what the runtime fills it with; None for other kinds.
+  InputRole role = InputRole::None;
   bool operator==(const Buffer &o) const;
 };
 
-/// A static attribute of a launch (layer index, eps, variant parameters).
-using AttrValue = std::variant<int64_t, double, std::string,
-                               std::vector<int64_t>, std::vector<double>>;
-struct Attr {
-  std::string name;
-  AttrValue value;
-  bool operator==(const Attr &o) const {
-    return name == o.name && value == o.value;
-  }
-};
-
 struct Launch {
-  /// Kernel family ("rope_kv_write", "paged_decode_attention", "gemm", ...)
-  /// and its variant ("packed", "continuous", "tree"; empty when none).
-  std::string kernel;
-  std::string variant;
-  std::vector<Attr> attrs;
+  /// The kernel and its parameters: the kernel is the index of the
+  /// parameters' alternative (KernelParams.h), so the two always agree.
+  KernelParams params;
   /// Indices into the program's buffers.
   std::vector<int32_t> inputs;
   std::vector<int32_t> outputs;
   int32_t stream = 0;
+  Kernel kernel() const { return static_cast<Kernel>(params.index()); }
+  /// The parameters of kernel P::kKernel; the caller has switched on
+  /// kernel() first.
+  template <typename P> const P &as() const { return std::get<P>(params); }
   bool operator==(const Launch &o) const;
 };
+
+/// "rope_kv_write<packed>", "linear": the kernel with its variant, as
+/// messages, traces and the plan text name a launch.
+std::string launchName(const Launch &l);
+
+/// The cache or state layer a launch reads or writes; none for kernels
+/// that address no layer (prefill attention reads the packed QKV).
+std::optional<int64_t> launchLayer(const Launch &l);
 
 /// Record after launch `from`, wait before launch `to` (indices into the
 /// program's launches; `from` < `to`, on different streams).

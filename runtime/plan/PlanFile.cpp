@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <type_traits>
 
 namespace strata::plan {
 
@@ -141,63 +142,59 @@ std::vector<Dim> readDims(Reader &r) {
   return dims;
 }
 
-enum AttrTag : uint8_t { kInt, kFloat, kString, kInts, kFloats };
-
-void writeAttr(Writer &w, const Attr &a) {
-  w.str(a.name);
-  w.u8(static_cast<uint8_t>(a.value.index()));
-  switch (a.value.index()) {
-  case kInt:
-    w.i64(std::get<int64_t>(a.value));
-    break;
-  case kFloat:
-    w.f64(std::get<double>(a.value));
-    break;
-  case kString:
-    w.str(std::get<std::string>(a.value));
-    break;
-  case kInts:
-    w.count(std::get<std::vector<int64_t>>(a.value).size());
-    for (int64_t v : std::get<std::vector<int64_t>>(a.value))
+/// The fields of a launch's parameter struct, in their declared order
+/// (KernelParams.h): integers and numbers as 8 bytes, flags and enums as
+/// one, lists of numbers as a count and the numbers.
+void writeParams(Writer &w, const KernelParams &params) {
+  w.u8(static_cast<uint8_t>(params.index()));
+  forEachField(params, [&](const char *, const auto &v) {
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, int64_t>) {
       w.i64(v);
-    break;
-  case kFloats:
-    w.count(std::get<std::vector<double>>(a.value).size());
-    for (double v : std::get<std::vector<double>>(a.value))
+    } else if constexpr (std::is_same_v<T, double>) {
       w.f64(v);
-    break;
-  }
+    } else if constexpr (std::is_same_v<T, bool>) {
+      w.u8(v ? 1 : 0);
+    } else if constexpr (std::is_enum_v<T>) {
+      w.u8(static_cast<uint8_t>(v));
+    } else {
+      static_assert(std::is_same_v<T, std::vector<double>>);
+      w.count(v.size());
+      for (double x : v)
+        w.f64(x);
+    }
+  });
 }
 
-Attr readAttr(Reader &r) {
-  Attr a;
-  a.name = r.str("attribute name");
-  switch (r.enumValue<AttrTag>("attribute kind", kFloats)) {
-  case kInt:
-    a.value = r.i64("attribute");
-    break;
-  case kFloat:
-    a.value = r.f64("attribute");
-    break;
-  case kString:
-    a.value = r.str("attribute");
-    break;
-  case kInts: {
-    std::vector<int64_t> v(r.count("attribute values", 8));
-    for (int64_t &x : v)
-      x = r.i64("attribute value");
-    a.value = v;
-    break;
+KernelParams readParams(Reader &r) {
+  const uint8_t code = r.u8("kernel");
+  if (r.failed())
+    return {};
+  if (code >= kNumKernels) {
+    r.fail("invalid kernel code " + std::to_string(code));
+    return {};
   }
-  case kFloats: {
-    std::vector<double> v(r.count("attribute values", 8));
-    for (double &x : v)
-      x = r.f64("attribute value");
-    a.value = v;
-    break;
-  }
-  }
-  return a;
+  KernelParams params = paramsOf(static_cast<Kernel>(code));
+  const std::string kernel = kernelName(static_cast<Kernel>(code));
+  forEachField(params, [&](const char *name, auto &v) {
+    using T = std::decay_t<decltype(v)>;
+    const std::string what = kernel + " " + name;
+    if constexpr (std::is_same_v<T, int64_t>) {
+      v = r.i64(what.c_str());
+    } else if constexpr (std::is_same_v<T, double>) {
+      v = r.f64(what.c_str());
+    } else if constexpr (std::is_same_v<T, bool>) {
+      v = r.enumValue<uint8_t>(what.c_str(), 1) != 0;
+    } else if constexpr (std::is_enum_v<T>) {
+      v = r.enumValue<T>(what.c_str(), maxCode<T>());
+    } else {
+      static_assert(std::is_same_v<T, std::vector<double>>);
+      v.resize(r.count(what.c_str(), 8));
+      for (double &x : v)
+        x = r.f64(what.c_str());
+    }
+  });
+  return params;
 }
 
 void writeIndices(Writer &w, const std::vector<int32_t> &v) {
@@ -226,14 +223,11 @@ void writeProgram(Writer &w, const Program &p) {
     w.u64(b.arenaOffset);
     w.i32(b.weight);
     w.i32(b.viewOf);
+    w.u8(static_cast<uint8_t>(b.role));
   }
   w.count(p.launches.size());
   for (const Launch &l : p.launches) {
-    w.str(l.kernel);
-    w.str(l.variant);
-    w.count(l.attrs.size());
-    for (const Attr &a : l.attrs)
-      writeAttr(w, a);
+    writeParams(w, l.params);
     writeIndices(w, l.inputs);
     writeIndices(w, l.outputs);
     w.i32(l.stream);
@@ -250,7 +244,7 @@ Program readProgram(Reader &r) {
   p.phase = r.str("phase name");
   p.numStreams = r.i32("stream count");
   p.arenaBytes = r.u64("arena size");
-  p.buffers.resize(r.count("buffers", 26));
+  p.buffers.resize(r.count("buffers", 27));
   for (Buffer &b : p.buffers) {
     b.name = r.str("buffer name");
     b.kind = r.enumValue<BufferKind>("buffer kind", 5);
@@ -259,14 +253,11 @@ Program readProgram(Reader &r) {
     b.arenaOffset = r.u64("arena offset");
     b.weight = r.i32("weight index");
     b.viewOf = r.i32("view base");
+    b.role = r.enumValue<InputRole>("input role", 4);
   }
-  p.launches.resize(r.count("launches", 24));
+  p.launches.resize(r.count("launches", 13));
   for (Launch &l : p.launches) {
-    l.kernel = r.str("kernel name");
-    l.variant = r.str("kernel variant");
-    l.attrs.resize(r.count("attributes", 6));
-    for (Attr &a : l.attrs)
-      a = readAttr(r);
+    l.params = readParams(r);
     l.inputs = readIndices(r, "launch inputs");
     l.outputs = readIndices(r, "launch outputs");
     l.stream = r.i32("launch stream");
@@ -310,6 +301,26 @@ uint32_t crc32(const void *data, size_t size) {
   for (size_t i = 0; i < size; ++i)
     c = table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
   return c ^ 0xFFFFFFFFu;
+}
+
+std::string serializeParams(const KernelParams &params) {
+  Writer w;
+  writeParams(w, params);
+  return w.bytes();
+}
+
+bool deserializeParams(const std::string &bytes, KernelParams &params,
+                       std::string &error) {
+  Reader r(bytes.data(), bytes.size());
+  KernelParams decoded = readParams(r);
+  if (!r.failed() && !r.atEnd())
+    r.fail("parameters have trailing bytes");
+  if (r.failed()) {
+    error = r.error();
+    return false;
+  }
+  params = std::move(decoded);
+  return true;
 }
 
 std::string serializePlan(const Plan &plan) {

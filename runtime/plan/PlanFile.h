@@ -23,6 +23,14 @@ std::string serializePlan(const Plan &plan);
 bool deserializePlan(const std::string &bytes, const std::string &name,
                      Plan &plan, std::string &error);
 
+/// One launch's kernel and parameters in the plan file's encoding (the
+/// kernel code, then each field in declared order), and back. Decoding
+/// checks codes and lengths only; the ranges of the values depend on the
+/// launch's operands and the plan, which validatePlan checks.
+std::string serializeParams(const KernelParams &params);
+bool deserializeParams(const std::string &bytes, KernelParams &params,
+                       std::string &error);
+
 bool writePlanFile(const Plan &plan, const std::string &path,
                    std::string &error);
 bool readPlanFile(const std::string &path, Plan &plan, std::string &error);

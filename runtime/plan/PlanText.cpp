@@ -21,28 +21,6 @@ std::string formatBytes(uint64_t bytes) {
   return text;
 }
 
-std::string formatAttr(const AttrValue &v) {
-  std::ostringstream os;
-  if (auto *i = std::get_if<int64_t>(&v))
-    os << *i;
-  else if (auto *d = std::get_if<double>(&v))
-    os << *d;
-  else if (auto *s = std::get_if<std::string>(&v))
-    os << '"' << *s << '"';
-  else if (auto *is = std::get_if<std::vector<int64_t>>(&v)) {
-    os << '[';
-    for (size_t k = 0; k < is->size(); ++k)
-      os << (k ? ", " : "") << (*is)[k];
-    os << ']';
-  } else if (auto *ds = std::get_if<std::vector<double>>(&v)) {
-    os << '[';
-    for (size_t k = 0; k < ds->size(); ++k)
-      os << (k ? ", " : "") << (*ds)[k];
-    os << ']';
-  }
-  return os.str();
-}
-
 std::string bufferList(const Program &p, const std::vector<int32_t> &ids) {
   std::string s;
   for (size_t k = 0; k < ids.size(); ++k)
@@ -67,18 +45,11 @@ void describeProgram(std::ostringstream &os, const Plan &plan,
       for (const Event &e : p.events)
         if (e.to == static_cast<int32_t>(i))
           os << "    wait  event(" << e.from << " -> " << e.to << ")\n";
-      os << "    #" << i << ' ' << l.kernel;
-      if (!l.variant.empty())
-        os << '<' << l.variant << '>';
-      os << '(' << bufferList(p, l.inputs) << ") -> ("
-         << bufferList(p, l.outputs) << ')';
-      if (!l.attrs.empty()) {
-        os << " {";
-        for (size_t k = 0; k < l.attrs.size(); ++k)
-          os << (k ? ", " : "") << l.attrs[k].name << " = "
-             << formatAttr(l.attrs[k].value);
-        os << '}';
-      }
+      os << "    #" << i << ' ' << launchName(l) << '('
+         << bufferList(p, l.inputs) << ") -> (" << bufferList(p, l.outputs)
+         << ')';
+      if (std::string params = formatParams(l.params); !params.empty())
+        os << " {" << params << '}';
       os << '\n';
       for (const Event &e : p.events)
         if (e.from == static_cast<int32_t>(i))
@@ -93,6 +64,8 @@ void describeProgram(std::ostringstream &os, const Plan &plan,
       os << " @" << b.arenaOffset;
     if (b.viewOf >= 0)
       os << " (view of " << p.buffers[b.viewOf].name << ')';
+    if (b.role != InputRole::None)
+      os << " (" << toString(b.role) << ')';
     os << '\n';
   }
 }

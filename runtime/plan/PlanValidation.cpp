@@ -121,6 +121,9 @@ std::string validateBuffer(const Plan &plan, const Program &p, int32_t i) {
     if (d.symbol != Symbol::None && d.value != 0)
       return name + " has a symbolic dimension with a value";
   }
+  if ((b.kind == BufferKind::Input) != (b.role != InputRole::None))
+    return name + " is " + toString(b.kind) + " with input role '" +
+           toString(b.role) + "'; inputs and only inputs have a role";
   const int64_t elements =
       boundedElements(b.shape, plan.limits.maxTokens, plan.limits.maxBatch);
   if (elements < 0)
@@ -163,12 +166,17 @@ std::string validateBuffer(const Plan &plan, const Program &p, int32_t i) {
              " dimensions, first " + str(w.shape[0]) + ")";
     break;
   }
-  case BufferKind::Input:
+  case BufferKind::Input: {
+    // The sequence table is a handle without a shape; every other input
+    // holds one value per token.
+    const bool table = b.role == InputRole::Sequences;
     if (b.dtype != DType::I32 ||
-        !(b.shape.empty() ||
-          (b.shape.size() == 1 && b.shape[0] == Dim::tokens())))
-      return name + " is an input that is not i32[] or i32[tokens]";
+        (table ? !b.shape.empty()
+               : b.shape.size() != 1 || b.shape[0] != Dim::tokens()))
+      return name + " is the " + toString(b.role) + " input but not " +
+             (table ? "i32[]" : "i32[tokens]");
     break;
+  }
   case BufferKind::Output:
     // The backends size outputs per step by their first dimension; the
     // logits (the one f32 output) are also checked by the program.
@@ -207,11 +215,15 @@ std::string validateProgram(const Plan &plan, const Program &p) {
     return where(p, "stream count " + str(p.numStreams) + " is outside [1, " +
                         str(kMaxStreams) + "]");
   int logits = 0;
+  std::set<InputRole> roles;
   for (int32_t i = 0; i < numBuffers; ++i) {
     if (std::string bad = validateBuffer(plan, p, i); !bad.empty())
       return where(p, bad);
     const Buffer &b = p.buffers[size_t(i)];
     logits += b.kind == BufferKind::Output && b.dtype == DType::F32;
+    if (b.role != InputRole::None && !roles.insert(b.role).second)
+      return where(p, "buffer '" + b.name + "' is a second " +
+                          toString(b.role) + " input");
   }
   if (logits != 1)
     return where(p, "has " + str(logits) +
@@ -219,7 +231,7 @@ std::string validateProgram(const Plan &plan, const Program &p) {
                         "one f32 output");
   for (int32_t i = 0; i < numLaunches; ++i) {
     const Launch &l = p.launches[size_t(i)];
-    const std::string launch = "launch " + str(i) + " (" + l.kernel + ")";
+    const std::string launch = "launch " + str(i) + " (" + launchName(l) + ")";
     if (l.stream < 0 || l.stream >= p.numStreams)
       return where(p, launch + " is on stream " + str(l.stream) + " of " +
                           str(p.numStreams));
@@ -234,10 +246,6 @@ std::string validateProgram(const Plan &plan, const Program &p) {
         return where(p, launch + " writes " + toString(k) + " buffer '" +
                             p.buffers[size_t(b)].name + "'");
     }
-    std::set<std::string> names;
-    for (const Attr &a : l.attrs)
-      if (!names.insert(a.name).second)
-        return where(p, launch + " has two attributes named '" + a.name + "'");
   }
   for (const Event &e : p.events) {
     if (e.from < 0 || e.to >= numLaunches || e.from >= e.to)
@@ -300,11 +308,7 @@ std::string validatePlan(const Plan &plan) {
     for (size_t i = 0; i < p.launches.size(); ++i)
       if (std::string bad = checkLaunchContract(plan, p, i); !bad.empty())
         return where(p, "launch " + str(int64_t(i)) + " (" +
-                            p.launches[i].kernel +
-                            (p.launches[i].variant.empty()
-                                 ? ""
-                                 : "<" + p.launches[i].variant + ">") +
-                            "): " + bad);
+                            launchName(p.launches[i]) + "): " + bad);
   }
   return "";
 }

@@ -89,8 +89,10 @@ TEST_CASE("a hybrid model's plan records its cache, state and weights") {
   const strata::plan::Program &p = plan.programs[0];
   int linear = 0, softmax = 0;
   for (const auto &l : p.launches)
-    if (l.kernel == "attention")
-      (l.variant == "linear" ? linear : softmax)++;
+    if (l.kernel() == strata::plan::Kernel::LinearAttention)
+      ++linear;
+    else if (l.kernel() == strata::plan::Kernel::Attention)
+      ++softmax;
   CHECK(linear == 3);
   CHECK(softmax == 1);
   // An untied model has its lm_head among the weights, once.
@@ -127,9 +129,11 @@ TEST_CASE("a view and its base are one storage for hazards and lifetimes") {
   Buffer out{"out", BufferKind::Arena, DType::BF16,
              {Dim::tokens(), Dim::constant(64)}, 0, -1};
   p.buffers = {base, other, view, out};
-  p.launches = {{"a", "", {}, {}, {0}, 0},
-                {"b", "", {}, {}, {1}, 0},
-                {"c", "", {}, {2, 1}, {3}, 0}};
+  // Kernels chosen for their operand lists only: the dependencies follow
+  // the buffers.
+  p.launches = {{strata::plan::EmbeddingParams{}, {}, {0}, 0},
+                {strata::plan::EmbeddingParams{}, {}, {1}, 0},
+                {strata::plan::AddParams{}, {2, 1}, {3}, 0}};
   const Limits limits{16, 4};
   auto deps =
       strata::sched::findDependencies(strata::sched::launchNodes(p, limits));
@@ -210,7 +214,7 @@ strata::plan::Plan lowerPackedRope(bool extraUse, bool returnRope = false) {
 const strata::plan::Buffer &ropeOutput(const strata::plan::Plan &plan) {
   const strata::plan::Program &p = plan.programs[0];
   for (const strata::plan::Launch &l : p.launches)
-    if (l.kernel == "rope_kv_write")
+    if (l.kernel() == strata::plan::Kernel::RopeKvWrite)
       return p.buffers[l.outputs[0]];
   FAIL("no rope_kv_write launch");
   return p.buffers[0];

@@ -35,12 +35,11 @@ plan::Program twoLaunches() {
                       {plan::Dim::tokens(), plan::Dim::constant(16)}),
                buffer("kv", plan::BufferKind::KvCache, {})};
   plan::Launch embed;
-  embed.kernel = "embedding";
+  embed.params = plan::EmbeddingParams{};
   embed.inputs = {0};
   embed.outputs = {1};
   plan::Launch attention;
-  attention.kernel = "attention";
-  attention.attrs = {{"layer", int64_t(0)}};
+  attention.params = plan::AttentionParams{};
   attention.inputs = {1, 2};
   attention.outputs = {2};
   p.launches = {embed, attention};
@@ -58,9 +57,11 @@ TEST_CASE("the two-launch program passes the check") {
 TEST_CASE("a layer that is not a layer index is a violation") {
   for (int64_t layer : {INT64_MAX, int64_t(-1), int64_t(1) << 40}) {
     plan::Program p = twoLaunches();
-    p.launches[1].attrs = {{"layer", layer}};
+    plan::AttentionParams params;
+    params.layer = layer;
+    p.launches[1].params = params;
     CHECK(checkProgram(p, kLimits) ==
-          "program 'decode': launch 1 (attention) names layer " +
+          "program 'decode': launch 1 (attention<softmax>) names layer " +
               std::to_string(layer) + ", which is not a layer index");
   }
 }

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <type_traits>
 
 using namespace strata;
 
@@ -52,18 +53,28 @@ void mutate(plan::Plan &plan, std::mt19937_64 &rng) {
     list[pick(list.size())] = int32_t(pick(p.buffers.size()));
     break;
   }
-  case 3: { // an integer attribute
+  case 3: { // an integer parameter
     plan::Launch &l = p.launches[pick(p.launches.size())];
-    for (plan::Attr &a : l.attrs)
-      if (auto *v = std::get_if<int64_t>(&a.value); v && rng() % 3 == 0)
-        *v = nearby(*v);
+    plan::forEachField(l.params, [&](const char *, auto &v) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(v)>, int64_t>)
+        if (rng() % 3 == 0)
+          v = nearby(v);
+    });
     break;
   }
-  case 4: { // a float attribute
+  case 4: { // a numeric parameter, or a list of them
     plan::Launch &l = p.launches[pick(p.launches.size())];
-    for (plan::Attr &a : l.attrs)
-      if (auto *v = std::get_if<double>(&a.value); v && rng() % 3 == 0)
-        *v = rng() % 2 ? -*v : *v * 1e30;
+    auto change = [&](double &v) { v = rng() % 2 ? -v : v * 1e30; };
+    plan::forEachField(l.params, [&](const char *, auto &v) {
+      using T = std::decay_t<decltype(v)>;
+      if constexpr (std::is_same_v<T, double>) {
+        if (rng() % 3 == 0)
+          change(v);
+      } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+        if (rng() % 3 == 0 && !v.empty())
+          change(v[pick(v.size())]);
+      }
+    });
     break;
   }
   case 5: { // the cache's description

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <random>
 #include <sys/stat.h>
+#include <type_traits>
 
 using namespace strata::plan;
 
@@ -54,7 +55,77 @@ TEST_CASE("another format version is rejected with both versions") {
   bytes[8] = 7;
   CHECK(reject(bytes) ==
         "m.splan: error: plan format version 7 is not supported; this build "
-        "reads version 3 (recompile the model with this strata)");
+        "reads version 4 (recompile the model with this strata)");
+}
+
+TEST_CASE("a plan of format 3, whose launches named kernels and attributes "
+          "by string, is refused") {
+  std::string bytes = serializePlan(samplePlan());
+  bytes[8] = 3;
+  CHECK(reject(bytes) ==
+        "m.splan: error: plan format version 3 is not supported; this build "
+        "reads version 4 (recompile the model with this strata)");
+}
+
+namespace {
+
+/// Parameters of kernel `k` whose fields all differ from zero and from each
+/// other, so that a field dropped, swapped or misread shows.
+KernelParams distinctParams(Kernel k) {
+  KernelParams params = paramsOf(k);
+  int64_t next = 1;
+  forEachField(params, [&](const char *, auto &v) {
+    using T = std::decay_t<decltype(v)>;
+    ++next;
+    if constexpr (std::is_same_v<T, int64_t>)
+      v = next * 1000003;
+    else if constexpr (std::is_same_v<T, double>)
+      v = 0.5 + double(next);
+    else if constexpr (std::is_same_v<T, bool>)
+      v = true;
+    else if constexpr (std::is_enum_v<T>)
+      v = static_cast<T>(maxCode<T>());
+    else
+      v = {0.25 * double(next), -1.5, 1e-300};
+  });
+  return params;
+}
+
+} // namespace
+
+TEST_CASE("every kernel's parameters survive the file") {
+  for (size_t k = 0; k < kNumKernels; ++k) {
+    const Kernel kernel = static_cast<Kernel>(k);
+    INFO(kernelName(kernel));
+    const KernelParams params = distinctParams(kernel);
+    const std::string bytes = serializeParams(params);
+    KernelParams back;
+    std::string error;
+    REQUIRE(deserializeParams(bytes, back, error));
+    CHECK(back.index() == k);
+    CHECK(paramsEqual(back, params));
+    CHECK(formatParams(back) == formatParams(params));
+    // Parameters of zero differ from these unless the kernel has none.
+    CHECK(paramsEqual(paramsOf(kernel), params) == formatParams(params).empty());
+    // A cut anywhere inside them is an error, not a guess.
+    for (size_t cut = 0; cut < bytes.size(); ++cut)
+      CHECK_FALSE(deserializeParams(bytes.substr(0, cut), back, error));
+  }
+  std::string error;
+  KernelParams back;
+  CHECK_FALSE(deserializeParams(std::string(1, char(kNumKernels)), back, error));
+  CHECK_THAT(error, Catch::Matchers::StartsWith("invalid kernel code 25"));
+  // A flag is 0 or 1 and an enum one of its codes.
+  std::string logits = serializeParams(LogitsParams{true});
+  logits[1] = 2;
+  CHECK_FALSE(deserializeParams(logits, back, error));
+  CHECK_THAT(error, Catch::Matchers::StartsWith("invalid logits all_tokens "
+                                                "code 2"));
+  std::string rope = serializeParams(RopeKvWriteParams{});
+  rope[1] = 3;
+  CHECK_FALSE(deserializeParams(rope, back, error));
+  CHECK_THAT(error, Catch::Matchers::StartsWith("invalid rope_kv_write "
+                                                "variant code 3"));
 }
 
 TEST_CASE("a truncated plan is rejected") {
@@ -107,7 +178,7 @@ TEST_CASE("a payload with a consistent checksum but bad content is "
   std::string bytes = serializePlan(plan);
   CHECK(reject(bytes) ==
         "m.splan: error: plan is invalid: program 'decode': launch 2 "
-        "(rope_kv_write) is on stream 5 of 2");
+        "(rope_kv_write<continuous>) is on stream 5 of 2");
 
   plan = samplePlan();
   plan.programs[0].buffers[4].arenaOffset = 400000;
@@ -224,7 +295,18 @@ TEST_CASE("inspect lists launches per stream, events, buffers and peak") {
                        "#2 rope_kv_write<continuous>(qkv.heads, arg1, kv, "
                        "seqs) -> (q, kv) {layer = 0, num_q_heads = 8, "
                        "num_kv_heads = 2, rotary_dim = 32, theta = 500000, "
-                       "pairing = \"neox\", scaling = \"none\"}"));
+                       "pairing = neox, scaling = none, scaling_factor = 1, "
+                       "low_freq_factor = 1, high_freq_factor = 4, "
+                       "original_max_positions = 0, qk_norm_eps = 0}"));
+  CHECK_THAT(text, Catch::Matchers::Contains(
+                       "#3 paged_decode_attention(q, kv, seqs) -> (o) {layer "
+                       "= 0, scale = 0.176777, sliding_window = 0, "
+                       "max_splits = 8}"));
+  CHECK_THAT(text, Catch::Matchers::Contains("#4 logits(o.rows, embed, seqs) "
+                                             "-> (logits) {all_tokens = "
+                                             "false}"));
+  CHECK_THAT(text, Catch::Matchers::Contains("arg1: input i32[tokens] "
+                                             "(positions)"));
   CHECK_THAT(text, Catch::Matchers::Contains("wait  event(1 -> 2)"));
   CHECK_THAT(text, Catch::Matchers::Contains("qkv: arena bf16[tokens, 384] "
                                              "@131072"));

@@ -8,6 +8,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <utility>
+
 using namespace strata::plan;
 using strata::test::samplePlan;
 
@@ -87,26 +90,35 @@ TEST_CASE("each launch's operands must fit its kernel") {
               "128 (the weight's columns)");
   // The rope's KV heads disagree with the cache.
   CHECK_THAT(launchError([](Plan &p) {
-               p.programs[0].launches[2].attrs[2].value = int64_t(4);
+               std::get<RopeKvWriteParams>(p.programs[0].launches[2].params)
+                   .numKvHeads = 4;
              }),
              Catch::Matchers::Contains(
-                 "launch 2 (rope_kv_write<continuous>): attribute "
+                 "launch 2 (rope_kv_write<continuous>): parameter "
                  "'num_kv_heads' is 4, outside [2, 2]"));
   // Attention on a layer the cache does not have.
   CHECK_THAT(launchError([](Plan &p) {
-               p.programs[0].launches[3].attrs[0].value = int64_t(2);
+               std::get<PagedDecodeAttentionParams>(
+                   p.programs[0].launches[3].params)
+                   .layer = 2;
              }),
              Catch::Matchers::Contains("launch 3 (paged_decode_attention): "
-                                       "attribute 'layer' is 2, outside [0, "
+                                       "parameter 'layer' is 2, outside [0, "
                                        "1]"));
-  // An attribute a kernel reads is missing, or has another type.
-  CHECK_THAT(
-      launchError([](Plan &p) { p.programs[0].launches[3].attrs.pop_back(); }),
-      Catch::Matchers::Contains("missing attribute 'scale'"));
+  // A scale of zero, a theta that is no number.
   CHECK_THAT(launchError([](Plan &p) {
-               p.programs[0].launches[2].attrs[4].value = std::string("x");
+               std::get<PagedDecodeAttentionParams>(
+                   p.programs[0].launches[3].params)
+                   .scale = 0;
              }),
-             Catch::Matchers::Contains("attribute 'theta' is not a number"));
+             Catch::Matchers::Contains("parameter 'scale' is 0.000000; "
+                                       "expected a finite positive number"));
+  CHECK_THAT(launchError([](Plan &p) {
+               std::get<RopeKvWriteParams>(p.programs[0].launches[2].params)
+                   .rotary.theta = std::nan("");
+             }),
+             Catch::Matchers::Contains("parameter 'theta' is nan; expected a "
+                                       "finite number"));
   // The logits are computed for another vocabulary.
   CHECK_THAT(launchError([](Plan &p) {
                p.vocabSize = 500;
@@ -119,14 +131,38 @@ TEST_CASE("each launch's operands must fit its kernel") {
       launchError([](Plan &p) { p.programs[0].launches[4].inputs.pop_back(); }),
       Catch::Matchers::Contains("launch 4 (logits): takes 3 inputs, "
                                 "has 2"));
-  CHECK_THAT(
-      launchError([](Plan &p) { p.programs[0].launches[1].kernel = "gemm"; }),
-      Catch::Matchers::Contains("launch 1 (gemm): unknown kernel"));
   CHECK_THAT(launchError([](Plan &p) {
-               p.programs[0].launches[2].variant = "sideways";
+               p.programs[0].launches[1].params = RmsNormParams{1e-5};
              }),
-             Catch::Matchers::Contains("variant 'sideways' is not packed, "
-                                       "continuous or tree"));
+             Catch::Matchers::Contains("launch 1 (rms_norm): weight 'qkv_w' "
+                                       "is [384, 256]; expected a weight of "
+                                       "rank 1"));
+  // An enum code outside its values: the file reader refuses it, and
+  // validation refuses it in a plan built in memory.
+  CHECK_THAT(
+      launchError([](Plan &p) {
+        std::get<RopeKvWriteParams>(p.programs[0].launches[2].params).variant =
+            static_cast<RopeKvVariant>(7);
+      }),
+      Catch::Matchers::Contains("plan is malformed: invalid rope_kv_write "
+                                "variant code 7"));
+  {
+    Plan plan = samplePlan();
+    std::get<RopeKvWriteParams>(plan.programs[0].launches[2].params).variant =
+        static_cast<RopeKvVariant>(7);
+    CHECK_THAT(validatePlan(plan),
+               Catch::Matchers::Contains("launch 2 (rope_kv_write<?>): "
+                                         "parameter 'variant' has the invalid "
+                                         "code 7"));
+  }
+  // The QK-norm epsilon of a launch without QK-norm weights.
+  CHECK_THAT(launchError([](Plan &p) {
+               std::get<RopeKvWriteParams>(p.programs[0].launches[2].params)
+                   .qkNormEps = 1e-6;
+             }),
+             Catch::Matchers::Contains("parameter 'qk_norm_eps' is 0.000001 "
+                                       "but the launch has no QK-norm "
+                                       "weights; expected 0"));
   // Token ids where positions belong, and a write into a weight.
   CHECK_THAT(
       launchError([](Plan &p) { p.programs[0].launches[2].inputs[1] = 0; }),
@@ -141,6 +177,60 @@ TEST_CASE("each launch's operands must fit its kernel") {
       launchError([](Plan &p) { p.programs[0].buffers[2].dtype = DType::F16; }),
       Catch::Matchers::Contains("is f16 where the launch's other "
                                 "tensors are bf16"));
+}
+
+TEST_CASE("a head slice takes a range of its input's heads") {
+  // qkv.heads [tokens, 12, 32] sliced into q [tokens, 8, 32].
+  auto sliceError = [](int64_t first, int64_t count) {
+    Plan plan = samplePlan();
+    HeadSliceParams slice;
+    slice.first = first;
+    slice.numHeads = count;
+    plan.programs[0].launches.push_back({slice, {5}, {9}, 0});
+    return validatePlan(plan);
+  };
+  CHECK(sliceError(4, 8) == "");
+  CHECK(sliceError(-1, 8) == "program 'decode': launch 5 (head_slice): "
+                             "parameter 'first' is -1, outside [0, 11]");
+  CHECK(sliceError(12, 8) == "program 'decode': launch 5 (head_slice): "
+                             "parameter 'first' is 12, outside [0, 11]");
+  CHECK(sliceError(5, 8) == "program 'decode': launch 5 (head_slice): "
+                            "parameter 'num_heads' is 8, outside [1, 7]");
+  CHECK(sliceError(0, 4) == "program 'decode': launch 5 (head_slice): arena "
+                            "'q' is [tokens, 8, 32]; dimension 1 should be 4 "
+                            "(num_heads)");
+}
+
+TEST_CASE("program inputs are bound by the role the plan gives them") {
+  // Positions where the token ids belong: the role, not the name, decides.
+  Plan plan = samplePlan();
+  plan.programs[0].buffers[0].role = InputRole::Positions;
+  CHECK(loadError(plan) == "m.splan: error: plan is invalid: program "
+                           "'decode': buffer 'arg1' is a second positions "
+                           "input");
+  plan = samplePlan();
+  std::swap(plan.programs[0].buffers[0].role, plan.programs[0].buffers[6].role);
+  CHECK_THAT(loadError(plan),
+             Catch::Matchers::Contains("launch 0 (embedding): input 'arg0' "
+                                       "is not the step's token ids"));
+  // Only inputs have a role, and every input has one.
+  plan = samplePlan();
+  plan.programs[0].buffers[2].role = InputRole::ParentIds;
+  CHECK_THAT(loadError(plan),
+             Catch::Matchers::Contains("buffer 'h0' is arena with input role "
+                                       "'parent_ids'; inputs and only inputs "
+                                       "have a role"));
+  plan = samplePlan();
+  plan.programs[0].buffers[8].role = InputRole::None;
+  CHECK_THAT(loadError(plan),
+             Catch::Matchers::Contains("buffer 'seqs' is input with input "
+                                       "role 'none'"));
+  // The sequence table has no shape; per-token inputs count tokens.
+  plan = samplePlan();
+  plan.programs[0].buffers[8].role = InputRole::ParentIds;
+  CHECK_THAT(loadError(plan),
+             Catch::Matchers::Contains("buffer 'seqs' is the parent_ids input "
+                                       "but not i32[tokens]"));
 }
 
 TEST_CASE("a program returns exactly one logits output") {

@@ -37,7 +37,14 @@ inline plan::Plan samplePlan() {
   p.phase = "decode";
   p.numStreams = 2;
   p.buffers = {
-      {"arg0", BufferKind::Input, DType::I32, {Dim::tokens()}, 0, -1},
+      {"arg0",
+       BufferKind::Input,
+       DType::I32,
+       {Dim::tokens()},
+       0,
+       -1,
+       -1,
+       InputRole::TokenIds},
       {"embed",
        BufferKind::Weight,
        DType::BF16,
@@ -54,9 +61,23 @@ inline plan::Plan samplePlan() {
       {"qkv", BufferKind::Arena, DType::BF16, dims({384}), 131072, -1},
       {"qkv.heads", BufferKind::Arena, DType::BF16, dims({12, 32}), 131072, -1,
        4},
-      {"arg1", BufferKind::Input, DType::I32, {Dim::tokens()}, 0, -1},
+      {"arg1",
+       BufferKind::Input,
+       DType::I32,
+       {Dim::tokens()},
+       0,
+       -1,
+       -1,
+       InputRole::Positions},
       {"kv", BufferKind::KvCache, DType::BF16, {}, 0, -1},
-      {"seqs", BufferKind::Input, DType::I32, {}, 0, -1},
+      {"seqs",
+       BufferKind::Input,
+       DType::I32,
+       {},
+       0,
+       -1,
+       -1,
+       InputRole::Sequences},
       {"q", BufferKind::Arena, DType::BF16, dims({8, 32}), 327680, -1},
       {"o", BufferKind::Arena, DType::BF16, dims({8, 32}), 0, -1},
       {"o.rows", BufferKind::Arena, DType::BF16, dims({256}), 0, -1, 10},
@@ -67,27 +88,27 @@ inline plan::Plan samplePlan() {
        0,
        -1}};
   p.arenaBytes = 458752;
-  p.launches = {{"embedding", "", {}, {0, 1}, {2}, 0},
-                {"linear", "", {}, {2, 3}, {4}, 0},
-                {"rope_kv_write",
-                 "continuous",
-                 {{"layer", int64_t(0)},
-                  {"num_q_heads", int64_t(8)},
-                  {"num_kv_heads", int64_t(2)},
-                  {"rotary_dim", int64_t(32)},
-                  {"theta", 500000.0},
-                  {"pairing", std::string("neox")},
-                  {"scaling", std::string("none")}},
-                 {5, 6, 7, 8},
-                 {9, 7},
-                 1},
-                {"paged_decode_attention",
-                 "",
-                 {{"layer", int64_t(0)}, {"scale", 0.17677669529663687}},
-                 {9, 7, 8},
-                 {10},
-                 0},
-                {"logits", "", {}, {11, 1, 8}, {12}, 0}};
+  RopeKvWriteParams rope;
+  rope.variant = RopeKvVariant::Continuous;
+  rope.layer = 0;
+  rope.numQHeads = 8;
+  rope.numKvHeads = 2;
+  rope.rotary.rotaryDim = 32;
+  rope.rotary.theta = 500000.0;
+  rope.rotary.pairing = RopePairing::Neox;
+  rope.rotary.scaling = RopeScaling::None;
+  rope.rotary.scalingFactor = 1.0;
+  rope.rotary.lowFreqFactor = 1.0;
+  rope.rotary.highFreqFactor = 4.0;
+  PagedDecodeAttentionParams attention;
+  attention.layer = 0;
+  attention.scale = 0.17677669529663687;
+  attention.maxSplits = 8;
+  p.launches = {{EmbeddingParams{}, {0, 1}, {2}, 0},
+                {LinearParams{}, {2, 3}, {4}, 0},
+                {rope, {5, 6, 7, 8}, {9, 7}, 1},
+                {attention, {9, 7, 8}, {10}, 0},
+                {LogitsParams{}, {11, 1, 8}, {12}, 0}};
   p.events = {{1, 2}, {2, 3}};
   plan.programs = {p};
   return plan;

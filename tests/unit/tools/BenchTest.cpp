@@ -67,7 +67,7 @@ TEST_CASE("a decode step counts only the weights its launches read") {
     decode.buffers.push_back(b);
   }
   plan::Launch l;
-  l.kernel = "gemm";
+  l.params = plan::LinearParams{};
   l.inputs = {0, 2, 0};
   decode.launches.push_back(l);
   p.programs.push_back(decode);
