@@ -7,8 +7,10 @@
 // Bytes counted: every visible K and V row read once, q read and out
 // written once; held against the read-only ceiling (4.14 TB/s). Prefill
 // also reports TFLOP/s (4 * Hq * D * sum of visible keys: QK^T and PV,
-// causal counted as the lower triangle) against ~790 TFLOP/s and against
-// PyTorch SDPA's ~610 TFLOP/s on the same shape. Rows named "cp.async"
+// causal counted as the lower triangle) against ~790 TFLOP/s and against a
+// fixed SDPA figure (kSdpaPrefillTflops) for a first reading; the ratio in
+// docs/benchmarks.md is taken against bench/attention_sdpa.py run in the
+// same call, since SDPA's own rate moves between calls. Rows named "cp.async"
 // repeat a prefill, a tree and an extend with tensor copies switched off
 // (Attention.h), for comparison, and rows named "new-keys-in-last-split"
 // trees over short caches whose new keys stay in their last split instead

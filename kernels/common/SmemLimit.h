@@ -1,8 +1,8 @@
 // Raising a kernel's dynamic shared memory limit once instead of on every
 // launch. cudaFuncSetAttribute(..., MaxDynamicSharedMemorySize, ...) is a
-// per-function, per-device setting; made before every launch it cost about
-// 0.4 us of host time per launch (measured on the H200 machine), in each
-// launcher whose kernels take more than the default 48 KB.
+// per-function, per-device setting; made before every launch it is a
+// driver call on the host path of every launch, in each launcher whose
+// kernels take more than the default 48 KB.
 #ifndef STRATA_KERNELS_COMMON_SMEMLIMIT_H
 #define STRATA_KERNELS_COMMON_SMEMLIMIT_H
 

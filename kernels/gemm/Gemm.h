@@ -21,11 +21,11 @@
 //    under the previous kernel's tail (programmatic dependent launch).
 //    Needs k a multiple of 8 and 16-byte aligned operands.
 // GemmPath::Auto (what the runtime uses) is the GEMV for m <= 16 where its
-// preconditions hold, cuBLASLt otherwise: on Llama-3-8B shapes the GEMV
-// matches or beats cuBLASLt at every m <= 16 (the o projection: 86-88% of
-// the read ceiling against 65%) and a batch-1 decode step is 7-8% faster
-// with it (docs/benchmarks.md). setSmallMGemv(false) keeps Auto on
-// cuBLASLt for every shape, for comparison.
+// preconditions hold, cuBLASLt otherwise: at m <= 16 a linear layer only
+// streams its weights, and the GEMV's copies of contiguous row segments
+// keep that stream at the read rate on shapes where cuBLASLt's access
+// pattern does not (docs/benchmarks.md has both). setSmallMGemv(false)
+// keeps Auto on cuBLASLt for every shape, for comparison.
 // In column-major terms y^T [n, m] = w [k, n]^T x^T [k, m]: A = w with
 // op T, B = x with op N, both with leading dimension k.
 //

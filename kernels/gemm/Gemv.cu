@@ -4,14 +4,13 @@
 // Access pattern. A stage holds kRows rows of w and the m rows of x over
 // 256 values of k (512 bytes per row). Warp w copies rows w, w + 4, ...:
 // one copy instruction moves 512 contiguous bytes of one row. That matters
-// more than anything else here: a plain read of the o projection's 34 MB
-// reaches 90% of the read ceiling per call, but only 77% when each
-// instruction reads 64 bytes from each of 8 rows (the previous layout, in
-// which every thread read back exactly what it had copied), at the same
-// occupancy (strata-bench-dense, "linear read-only" rows). Each block also
-// starts its walk along k at a different chunk (blockIdx * 7 modulo the
-// chunk count), so that the blocks in flight do not all read the same
-// columns of their rows at once.
+// more than anything else here: a plain read of the same weights is
+// markedly slower when each instruction reads 64 bytes from each of 8 rows
+// (a layout in which every thread reads back exactly what it copied), at
+// the same occupancy (strata-bench-dense, "linear read-only" rows). Each
+// block also starts its walk along k at a different chunk (blockIdx * 7
+// modulo the chunk count), so that the blocks in flight do not all read
+// the same columns of their rows at once.
 //
 // MMA mapping. Rows of w are the M side of mma.sync m16n8k16, tokens its N
 // side (one n-tile of 8 tokens, two for 9..16). Fragments come from the
@@ -31,8 +30,8 @@
 // too small to hide a second wave's ramp. One __syncthreads per stage hands
 // the copies of all warps to all warps and frees the oldest slot. (Bulk
 // copies of whole 512-byte row segments per stage (cp.async.bulk) were
-// tried instead and measured 20-70% slower: at that size the copy engine's
-// issue rate, not DRAM, bounds them.)
+// slower: at that size the copy engine's issue rate, not DRAM, bounds
+// them.)
 //
 // Dependent launch: the weights are read-only for the whole program, so
 // the first kStages-1 stages of w are requested before pdlWait(); under a
@@ -249,9 +248,8 @@ Status launchRows(const GemvParams &p, const DeviceLimits &dev,
   // large for that run in waves with a moderate ring. A resident grid takes
   // its whole share of shared memory: the deeper ring keeps more bytes in
   // flight, and it leaves no room for an early block of the next kernel
-  // beside it. Such a block only prefetches before its dependency wait, and
-  // measured a loss (the down projection at m = 1: 81% of the read ceiling
-  // with it, 95% without).
+  // beside it. Such a block could only prefetch before its dependency wait,
+  // taking bandwidth from the grid that is still streaming.
   const unsigned perSm = (blocks + dev.sms - 1) / dev.sms;
   int stages = 4;
   if (perSm <= 4) {

@@ -189,11 +189,10 @@ Status lightningDecodeTiled(const LightningDims &dims,
   if (dims.batch == 0)
     return Status::success();
   LightningDims d = lightningResolvedDims(dims);
-  // Measured on H200 (docs/benchmarks.md): 64 columns per block with 256
-  // threads streams best once there are enough blocks; below that, 16
-  // columns with 64 threads give four times the blocks and the lowest
-  // latency (batch 1 and 2 at 64 heads: 3.9 and 5.9 us against 4.2 and 6.1
-  // with 32 columns).
+  // 64 columns per block with 256 threads streams best once there are
+  // enough blocks to fill the GPU; below that, 16 columns with 64 threads
+  // give four times the blocks, and with few sequences the number of blocks
+  // in flight, not their width, sets the latency (docs/benchmarks.md).
   if (cols == 0)
     cols = d.batch * d.numHeads >= 256 ? 64 : 16;
   return d.dtype == ActDType::BF16

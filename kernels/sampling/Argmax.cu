@@ -1,8 +1,9 @@
 // Argmax over rows of fp32 logits. A row of 128K entries is 512 KB: one
-// block would need ~5 us just to stream it, so a row is split over blocks of
-// kPerBlock entries, each reducing (key << 32 | ~id) with a max (larger
-// logit first, then lower id), and the last block of a row (elected by an
-// atomic counter) reduces the partial results and resets the counter.
+// block on one SM cannot stream that at the GPU's bandwidth, so a row is
+// split over blocks of kPerBlock entries, each reducing (key << 32 | ~id)
+// with a max (larger logit first, then lower id), and the last block of a
+// row (elected by an atomic counter) reduces the partial results and
+// resets the counter.
 #include "kernels/sampling/Sampling.h"
 
 #include "kernels/common/CudaCheck.h"
