@@ -28,7 +28,8 @@ const Subcommand kSubcommands[] = {
     {"import-hf", "write a model YAML for a Hugging Face checkpoint folder",
      runImportHf},
     {"inspect", "print a plan file and check its schedule", runInspect},
-    {"run", "generate tokens with a model on the CPU backend", runRun},
+    {"run", "generate tokens with a model (CPU reference or --device cuda)",
+     runRun},
 };
 
 void printUsage(FILE *out) {
