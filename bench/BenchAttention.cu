@@ -26,6 +26,8 @@
 #include "bench/BenchTrace.h"
 #include "bench/BenchUtil.h"
 #include "kernels/attention/Attention.h"
+#include "kernels/attention/AttentionSwitches.h"
+#include "kernels/attention/AttentionTrace.h"
 #include "kernels/common/Pdl.cuh"
 
 #include <cuda_bf16.h>
@@ -149,17 +151,17 @@ struct Setup {
 };
 
 Status launchKind(AttentionKind kind, const Setup &s, int set,
-                  cudaStream_t stream) {
+                  cudaStream_t stream, AttentionPath *path = nullptr) {
   AttentionTensors t = s.tensors(set);
   switch (kind) {
   case AttentionKind::Prefill:
-    return attentionPrefill(s.dims, t, s.launch, stream);
+    return attentionPrefill(s.dims, t, s.launch, stream, path);
   case AttentionKind::Extend:
-    return attentionExtend(s.dims, t, s.launch, stream);
+    return attentionExtend(s.dims, t, s.launch, stream, path);
   case AttentionKind::Decode:
-    return attentionDecode(s.dims, t, s.launch, stream);
+    return attentionDecode(s.dims, t, s.launch, stream, path);
   case AttentionKind::Tree:
-    return attentionTree(s.dims, t, s.launch, stream);
+    return attentionTree(s.dims, t, s.launch, stream, path);
   }
   return Status::error("kind");
 }
@@ -230,9 +232,10 @@ double benchCached(const BenchOptions &o, BenchReport &report,
   Setup s(kind, batch, qLen, context, tree, numSplits, block);
   cudaStream_t stream;
   BENCH_CUDA(cudaStreamCreate(&stream));
-  auto run = [&](int i) { checkStatus(launchKind(kind, s, i, stream)); };
-  const uint64_t clusterLaunches = attentionClusterMergeLaunches();
-  const uint64_t peerLaunches = attentionPeerMergeLaunches();
+  AttentionPath path;
+  auto run = [&](int i) {
+    checkStatus(launchKind(kind, s, i, stream, &path));
+  };
 #ifdef STRATA_ATTENTION_TRACE
   checkStatus(attentionTraceClear(kind));
 #endif
@@ -254,9 +257,9 @@ double benchCached(const BenchOptions &o, BenchReport &report,
   std::string note =
       target +
       "; splits=" + std::to_string(attentionNumSplits(kind, s.dims, s.launch)) +
-      (attentionClusterMergeLaunches() > clusterLaunches ? " in clusters"
-       : attentionPeerMergeLaunches() > peerLaunches     ? " by their blocks"
-                                                         : "") +
+      (path.merge == AttentionMerge::Cluster ? " in clusters"
+       : path.merge == AttentionMerge::Peers ? " by their blocks"
+                                             : "") +
       "; " +
       (graph ? std::string("graph replay")
              : "events, median; host " + fixed(hostUs, 1) + " us a launch") +

@@ -6,7 +6,7 @@
 #ifndef STRATA_BENCH_BENCHTRACE_H
 #define STRATA_BENCH_BENCHTRACE_H
 
-#include "kernels/attention/Attention.h"
+#include "kernels/attention/AttentionTrace.h"
 
 #include <cstdint>
 #include <string>

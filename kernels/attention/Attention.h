@@ -72,7 +72,7 @@ struct AttentionLaunch {
   int64_t maxKvLen = 0;
   /// 0: chosen from the work items, maxKvLen and the SM count so that the
   /// GPU is filled. 1: no split (no workspace needed, unless the launch
-  /// runs persistent: attentionPersistentEnabled).
+  /// runs persistent: AttentionPath::persistent).
   int32_t numSplits = 0;
   /// Device memory of attentionWorkspaceBytes() bytes, zero-filled once
   /// when allocated (every launch leaves its counters at zero again). May
@@ -81,9 +81,61 @@ struct AttentionLaunch {
   size_t workspaceBytes = 0;
 };
 
-/// Which kernel configuration a launcher uses; exposed for the workspace
+/// Which launcher: the phase a launch serves. Exposed for the workspace
 /// query and for benchmarks.
 enum class AttentionKind : uint8_t { Prefill, Extend, Decode, Tree };
+
+/// The kernel configurations behind the launchers, by what each is for
+/// (AttentionTraits.cuh holds their tile shapes and invariants).
+enum class AttentionConfig : uint8_t {
+  /// Decode: 16 rows a block, four warps splitting each stage's keys.
+  PagedDecode,
+  /// Prefill and extend: 128 rows a block on 64-key stages.
+  PrefillExtend,
+  /// Split extends of at most 64 tokens a sequence over few cached
+  /// stages: PrefillExtend with the new keys in 16-key slivers spread over
+  /// the first splits.
+  ExtendSlivers,
+  /// Tree verify: 128 rows a block on 64-key stages.
+  TreeVerify,
+  /// Split tree verifies of at most 64 tokens a sequence over few cached
+  /// stages: TreeVerify with the new keys in slivers.
+  TreeVerifySlivers,
+  /// Prefill and extend of maxQLen >= 4096 at headDim 128: 128-key
+  /// stages, persistent when the items outnumber the blocks the GPU holds.
+  LongPrefillExtend,
+};
+
+/// The configuration's name as written above ("PagedDecode", ...).
+const char *attentionConfigName(AttentionConfig config);
+
+/// How the partial results of a launch's splits were merged.
+enum class AttentionMerge : uint8_t {
+  None,      ///< one split: nothing to merge
+  LastBlock, ///< decode: by the last block of each item to finish
+  Cluster,   ///< rows: by the item's blocks, one cluster, in shared memory
+  Peers,     ///< rows: by the item's blocks through the workspace
+  Kernel,    ///< rows: by a merge kernel launched right after
+};
+
+/// The path a launch took, filled by a launcher that succeeded: which
+/// configuration ran, over how many splits and blocks, how its splits
+/// were merged, whether it ran persistent and how its tiles were copied.
+struct AttentionPath {
+  AttentionConfig config = AttentionConfig::PagedDecode;
+  /// False when there was nothing to compute (batch 0): no kernel was
+  /// launched, and the fields below keep their defaults.
+  bool launched = false;
+  int32_t numSplits = 1;
+  AttentionMerge merge = AttentionMerge::None;
+  /// A persistent grid: fewer blocks than items, each taking items in turn.
+  bool persistent = false;
+  /// Blocks of the attention kernel's grid.
+  int64_t blocks = 0;
+  /// Slots per tensor copy of whole K and V tiles; 0: every tile went by
+  /// cp.async (always for decode).
+  int32_t tensorCopyRows = 0;
+};
 
 /// The split count a launch of `kind` will use for these dims and bounds
 /// (resolving numSplits == 0), on the current device.
@@ -101,128 +153,34 @@ size_t attentionWorkspaceBytes(AttentionKind kind, const AttentionDims &dims,
 /// read).
 size_t attentionWorkspaceBound(AttentionKind kind, const AttentionDims &dims);
 
+/// Every launcher writes the path it took to `path` when one is given and
+/// the launch succeeds.
+///
 /// Prefill: kvLens[b] == qLen of sequence b (empty cache before the step);
 /// causal. t.parentIds must be null.
 Status attentionPrefill(const AttentionDims &dims, const AttentionTensors &t,
-                        const AttentionLaunch &launch, cudaStream_t stream);
+                        const AttentionLaunch &launch, cudaStream_t stream,
+                        AttentionPath *path = nullptr);
 
 /// Extend (chunked prefill onto a cache): queries see the kvLens[b] - qLen
 /// cached slots and causally each other. t.parentIds must be null.
 Status attentionExtend(const AttentionDims &dims, const AttentionTensors &t,
-                       const AttentionLaunch &launch, cudaStream_t stream);
+                       const AttentionLaunch &launch, cudaStream_t stream,
+                       AttentionPath *path = nullptr);
 
 /// Paged decode: one query per sequence (launch.maxQLen must be 1). Four
 /// warps split each key tile among themselves, then split-KV across blocks.
 Status attentionDecode(const AttentionDims &dims, const AttentionTensors &t,
-                       const AttentionLaunch &launch, cudaStream_t stream);
+                       const AttentionLaunch &launch, cudaStream_t stream,
+                       AttentionPath *path = nullptr);
 
 /// Tree verify: t.parentIds [totalQ] (parent index among the sequence's
 /// queries, -1 for a root, parents before children) is required;
 /// t.positions [totalQ] optional (sliding-window positions of the queries
 /// and of their cache slots). A chain (parent i - 1) equals extend.
 Status attentionTree(const AttentionDims &dims, const AttentionTensors &t,
-                     const AttentionLaunch &launch, cudaStream_t stream);
-
-/// Prefill, extend and tree verify copy whole K and V tiles with tensor
-/// copies (the copy engine, through tensor maps of the cache) where the
-/// cache allows: a paged cache with a power-of-two block size of 8 or
-/// more, or a contiguous one. Other caches, tiles that end past their key
-/// range and paged tiles that start inside a page (a window's first) go
-/// by cp.async. On by default; the switch (process-wide, read at launch)
-/// lets tests and benchmarks run the cp.async path alone.
-bool attentionTensorCopiesEnabled();
-void setAttentionTensorCopiesEnabled(bool enabled);
-
-/// Slots per tensor copy that a launch of `kind` bounded by maxQLen would
-/// use on this cache (a page, or a stage of a contiguous cache); 0 when
-/// all its tiles would go by cp.async (decode, the switch off, a cache
-/// the maps cannot describe, or a map the driver refused to encode). The
-/// maps are encoded as a launch encodes them. For tests and benchmarks.
-int32_t attentionTensorCopyRows(AttentionKind kind, const AttentionDims &dims,
-                                const KvCacheView &cache, int64_t maxQLen);
-
-/// Prefill, extend and tree verify merge the splits of a work item (2 to
-/// 8 of them) inside one cluster of blocks, through shared memory, where
-/// every item's cluster fits on the GPU at once; otherwise, and with this
-/// switch off, a merge kernel follows. On by default; the switch
-/// (process-wide, read at launch) lets tests and benchmarks run the merge
-/// kernel.
-bool attentionClusterMergeEnabled();
-void setAttentionClusterMergeEnabled(bool enabled);
-/// Launches so far in this process whose splits were merged in clusters;
-/// tests check with it which merge a launch took.
-uint64_t attentionClusterMergeLaunches();
-
-/// Where clusters do not merge them, the splits of a rows item are merged
-/// by the item's own blocks through the workspace, each block waiting for
-/// its siblings' partials, when the GPU holds every block of the launch
-/// at once; otherwise, and with this switch off, by the merge kernel. On
-/// by default; for tests and benchmarks, as above.
-bool attentionPeerMergeEnabled();
-void setAttentionPeerMergeEnabled(bool enabled);
-/// Launches so far in this process whose splits were merged by their own
-/// blocks.
-uint64_t attentionPeerMergeLaunches();
-
-/// Split tree verifies and extends of at most 64 tokens a sequence whose
-/// splits hold few stages of cached keys (at most 12 of 64 keys each) cut
-/// only their cached keys into splits; the new keys go in 16-key slivers
-/// to splits 0, 1, ..., each taking one after its own keys. In the last
-/// split they made it a stage longer than the others (a 64-token tree
-/// over 1K: 10.0 against 12.2 us in a graph). On by default; the switch
-/// (process-wide, read at launch) lets tests and benchmarks run the new
-/// keys in the last split.
-bool attentionNewKeySliversEnabled();
-void setAttentionNewKeySliversEnabled(bool enabled);
-/// Launches so far in this process that took new-key slivers.
-uint64_t attentionNewKeySliverLaunches();
-
-/// Long prefills and extends (128-key stages) of one split with more work
-/// items (128 query rows of one kv head) than the GPU holds blocks run
-/// persistent: a grid of the blocks it holds at once, each taking the next
-/// item not yet taken from a counter in the workspace (two int32, reset by
-/// the launch's last block). On by default; the switch (process-wide, read
-/// at launch) lets tests and benchmarks run one block per item.
-bool attentionPersistentEnabled();
-void setAttentionPersistentEnabled(bool enabled);
-/// Launches so far in this process that ran persistent.
-uint64_t attentionPersistentLaunches();
-/// The most blocks a persistent grid takes (process-wide, read at launch;
-/// 0, the default: as many as the GPU holds at once). A launch with more
-/// items than this runs persistent, so that tests make a few blocks take
-/// many items at sizes compute-sanitizer gets through.
-int32_t attentionPersistentBlocks();
-void setAttentionPersistentBlocks(int32_t blocks);
-/// How long such a block waits for its siblings before it leaves its rows
-/// to the last of them to arrive (default 2 ms, at most 2^31 - 1 ns):
-/// where the GPU is shared with other work and a sibling cannot start, a
-/// slower merge rather than a wait without end. Tests shorten it to run
-/// that path.
-uint32_t attentionPeerWaitNs();
-void setAttentionPeerWaitNs(uint32_t ns);
-
-/// One block's time marks (AttentionTrace.cuh): %globaltimer ns at its
-/// start, when its first key tile had landed, at the end of its main loop
-/// and at its end; its SM and its key tiles. Blocks without rows (and, in
-/// a rows launch, blocks without tiles) leave firstTileNs 0.
-struct AttentionTraceBlock {
-  uint64_t startNs = 0, firstTileNs = 0, loopEndNs = 0, endNs = 0;
-  int32_t sm = 0, tiles = 0;
-};
-/// Blocks a launch records, by linear block index (x fastest).
-constexpr int64_t kAttentionTraceBlocks = 8192;
-
-/// Copies the records of the first `blocks` blocks of the last launch of
-/// `kind` (decode, or the rows kernels of prefill, extend and tree, which
-/// share one record) to `out` (host memory), after synchronising the
-/// device. Only a build with the CMake option STRATA_ATTENTION_TRACE
-/// records; any other build returns a failed Status saying so. Blocks that
-/// did not run in that launch keep older records: clear them first with
-/// attentionTraceClear.
-Status attentionTrace(AttentionKind kind, AttentionTraceBlock *out,
-                      int64_t blocks);
-/// Zeroes the records of `kind`'s kernels (same builds as attentionTrace).
-Status attentionTraceClear(AttentionKind kind);
+                     const AttentionLaunch &launch, cudaStream_t stream,
+                     AttentionPath *path = nullptr);
 
 } // namespace strata::kernels
 

@@ -66,8 +66,8 @@ struct AttnParams {
   void *partO;       // [items, numSplits, rows, D]: T (rows), fp32 (decode)
   float *partLse;    // [items, numSplits, rows]
   int32_t *counters; // [items]
-  // Rows only. Kept last: placed before partO they moved the fields decode
-  // reads, its code changed with them, and b=1 decode took 1.1 us longer.
+  // Rows only. Kept last: placed before partO they move the fields decode
+  // reads, and decode's code changes with them.
   int32_t peerMerge;
   int32_t peerWaitNs; // how long a peer waits for its siblings
   // 128-key rows, one split: > 0, the number of items (row tiles x kv
@@ -164,9 +164,8 @@ __device__ __forceinline__ void quadTranspose(uint32_t (&a)[4], int q) {
 /// 64 contiguous bytes of each of 8 rows, where 4-byte fragment loads
 /// covered 16), and the quad's transpose gives it words q, q + 4, q + 8,
 /// q + 12: its fragments of two 16-column steps. Every load goes out
-/// before the first transpose waits for one: so a tree verify over 8K ran
-/// 0.2-0.4 us faster than with the fragment loads, transposed as each
-/// arrived 0.2 us slower.
+/// before the first transpose waits for one, so that their latencies
+/// overlap (transposing each as it arrives serialises them).
 template <int D>
 __device__ __forceinline__ void rowQFragments(const uint32_t *const (&src)[2],
                                               const bool (&valid)[2], int lane,

@@ -5,16 +5,12 @@
 // Rows (wgmma configuration: 8 compute warps of 16 rows, a row owned by 4
 // lanes): O normalised in registers and stored from them, 16 bytes a
 // lane after the 4 lanes of each row exchange their column pairs; each
-// warp stores as soon as its own last product is done. Rows blocks had
-// used decode's loop below (per chunk: the row's m and l from shared
-// memory, the weights, the store, each waiting for the one before), which
-// took 4.3 us of a block's end (globaltimer marks, 64-token tree verify
-// over 8K); then O staged in shared memory (after a barrier of both
-// warpgroups) and copied out in 16-byte chunks, 2.2 us, and by one bulk
-// copy per row, 0.2 us less. Stores from registers took the tree over 8K
-// to 23.7 from 24.0-24.2 us in a graph (27.7-27.8 from 28.1-28.3 with
-// events) and an 8K prefill to 912 from 916-917 us. Split items merged in
-// their cluster still stage O in shared memory (clusterMergeRows reads it
+// warp stores as soon as its own last product is done. Decode's loop
+// below (per chunk: the row's m and l from shared memory, the weights,
+// the store, each waiting for the one before) makes a long chain of a
+// rows block's end, and staging O in shared memory first adds a barrier
+// of both warpgroups before any store. Split items merged in their
+// cluster still stage O in shared memory (clusterMergeRows reads it
 // there).
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONEPILOGUE_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONEPILOGUE_CUH
@@ -200,7 +196,7 @@ decodeEpilogue(const AttnParams &p, const float (&o)[D / 8][4],
   // The counter's add releases the block's partial (the barrier orders
   // every thread's stores before thread 0's add) and acquires the other
   // splits' for the last block: one round trip where a fence and then the
-  // add took two (b=1 8K 13.8 against 14.5 us in a graph).
+  // add take two.
   __syncthreads();
   if (tid == 0) {
     const int32_t done = atomicAddAcqRel(p.counters + item, 1);

@@ -1,6 +1,7 @@
 // Entry checks, split count, workspace layout and cluster occupancy of
 // the attention launchers (no kernel here).
 #include "kernels/attention/AttentionLaunch.cuh"
+#include "kernels/attention/AttentionSwitches.h"
 #include "kernels/common/DeviceLimits.h"
 #include "kernels/common/TensorMap.h"
 
@@ -39,21 +40,20 @@ std::atomic<int32_t> persistentBlocks{0}; // attentionPersistentBlocks
 
 /// Blocks of this configuration that one wave holds: what the split count
 /// fills.
-int64_t blockSlots(const Config &cfg, int headDim) {
+int64_t blockSlots(const Config &cfg) {
   const size_t perSm = 227 * 1024;
   int blocksPerSm = int(std::max<size_t>(
-      1, std::min<size_t>(3, perSm / (cfg.smemBytes(headDim) + 1024))));
+      1, std::min<size_t>(3, perSm / (cfg.smemBytes + 1024))));
   if (cfg.resident > 0)
     blocksPerSm = std::min(blocksPerSm, cfg.resident);
   return int64_t(smCount()) * blocksPerSm;
 }
 
 /// Bytes of the workspace for `items` work items of `splits` splits each.
-size_t workspaceBytes(const Config &cfg, int64_t items, int64_t splits,
-                      int headDim) {
-  const size_t partRows = size_t(items) * splits * cfg.rows();
+size_t workspaceBytes(const Config &cfg, int64_t items, int64_t splits) {
+  const size_t partRows = size_t(items) * splits * cfg.rows;
   return alignUp(size_t(items) * 4) + alignUp(partRows * 4) +
-         partRows * headDim * cfg.partialBytes();
+         partRows * cfg.headDim * cfg.partialBytes;
 }
 
 } // namespace
@@ -133,15 +133,15 @@ WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &d,
   const int64_t group =
       d.numKvHeads > 0 ? std::max(1, d.numQHeads / d.numKvHeads) : 1;
   ws.rowTiles =
-      (std::max<int64_t>(launch.maxQLen, 0) * group + cfg.rows() - 1) /
-      cfg.rows();
+      (std::max<int64_t>(launch.maxQLen, 0) * group + cfg.rows - 1) /
+      cfg.rows;
   ws.items = d.batch * d.numKvHeads * ws.rowTiles;
   int32_t splits = launch.numSplits;
   if (splits == 0) {
     // Enough blocks for one full wave; no split shorter than two stages.
-    const int64_t target = blockSlots(cfg, d.headDim);
+    const int64_t target = blockSlots(cfg);
     const int64_t byLength =
-        std::max<int64_t>(1, launch.maxKvLen / (2 * cfg.stageKeys()));
+        std::max<int64_t>(1, launch.maxKvLen / (2 * cfg.stageKeys));
     // At most one wave: with fewer items than block slots, split each item
     // so that the items fill the slots; otherwise whole waves as they come.
     splits = 1;
@@ -150,25 +150,25 @@ WorkspaceLayout workspaceLayout(AttentionKind kind, const AttentionDims &d,
           1, std::min<int64_t>({target / ws.items, byLength, 256})));
   }
   ws.splits = std::max(1, splits);
-  ws.slots = blockSlots(cfg, d.headDim);
+  ws.slots = blockSlots(cfg);
   // Rows on 128-key stages, one split and more items than a wave holds (or
   // than a test's cap on the grid): a persistent grid, whose two counters
   // are the workspace.
   ws.persistCap = persistentBlocks.load(std::memory_order_relaxed);
   const int64_t wave =
       ws.persistCap > 0 ? std::min<int64_t>(ws.slots, ws.persistCap) : ws.slots;
-  if (ws.splits == 1 && cfg.wgmma && cfg.kw == 128 && ws.items > wave &&
+  if (ws.splits == 1 && cfg.qInSmem && ws.items > wave &&
       ws.items <= INT32_MAX && persistent.load(std::memory_order_relaxed)) {
     ws.persist = true;
     ws.countersOff = 0;
     ws.bytes = alignUp(2 * sizeof(int32_t));
   }
   if (ws.splits > 1) {
-    const size_t rows = size_t(ws.items) * ws.splits * cfg.rows();
+    const size_t rows = size_t(ws.items) * ws.splits * cfg.rows;
     ws.countersOff = 0;
     ws.lseOff = alignUp(size_t(ws.items) * 4);
     ws.oOff = ws.lseOff + alignUp(rows * 4);
-    ws.bytes = workspaceBytes(cfg, ws.items, ws.splits, d.headDim);
+    ws.bytes = workspaceBytes(cfg, ws.items, ws.splits);
   }
   return ws;
 }
@@ -180,9 +180,6 @@ std::atomic<bool> peerMerge{true};
 std::atomic<bool> newKeySlivers{true};
 std::atomic<uint32_t> peerWaitNs{2000000};
 } // namespace
-
-std::atomic<uint64_t> clusterMergeLaunches{0}, peerMergeLaunches{0},
-    persistentLaunches{0}, sliverLaunches{0};
 
 int maxActiveClusters(const void *kernel, int threads, size_t smem,
                       int clusterX) {
@@ -284,10 +281,6 @@ void setAttentionClusterMergeEnabled(bool enabled) {
   attention_detail::clusterMerge.store(enabled, std::memory_order_relaxed);
 }
 
-uint64_t attentionClusterMergeLaunches() {
-  return attention_detail::clusterMergeLaunches.load(std::memory_order_relaxed);
-}
-
 bool attentionPeerMergeEnabled() {
   return attention_detail::peerMerge.load(std::memory_order_relaxed);
 }
@@ -305,20 +298,12 @@ void setAttentionPeerWaitNs(uint32_t ns) {
                                      std::memory_order_relaxed);
 }
 
-uint64_t attentionPeerMergeLaunches() {
-  return attention_detail::peerMergeLaunches.load(std::memory_order_relaxed);
-}
-
 bool attentionNewKeySliversEnabled() {
   return attention_detail::newKeySlivers.load(std::memory_order_relaxed);
 }
 
 void setAttentionNewKeySliversEnabled(bool enabled) {
   attention_detail::newKeySlivers.store(enabled, std::memory_order_relaxed);
-}
-
-uint64_t attentionNewKeySliverLaunches() {
-  return attention_detail::sliverLaunches.load(std::memory_order_relaxed);
 }
 
 bool attentionPersistentEnabled() {
@@ -338,8 +323,22 @@ void setAttentionPersistentBlocks(int32_t blocks) {
                                            std::memory_order_relaxed);
 }
 
-uint64_t attentionPersistentLaunches() {
-  return attention_detail::persistentLaunches.load(std::memory_order_relaxed);
+const char *attentionConfigName(AttentionConfig config) {
+  switch (config) {
+  case AttentionConfig::PagedDecode:
+    return "PagedDecode";
+  case AttentionConfig::PrefillExtend:
+    return "PrefillExtend";
+  case AttentionConfig::ExtendSlivers:
+    return "ExtendSlivers";
+  case AttentionConfig::TreeVerify:
+    return "TreeVerify";
+  case AttentionConfig::TreeVerifySlivers:
+    return "TreeVerifySlivers";
+  case AttentionConfig::LongPrefillExtend:
+    return "LongPrefillExtend";
+  }
+  return "unknown";
 }
 
 int32_t attentionTensorCopyRows(AttentionKind kind, const AttentionDims &dims,
@@ -350,7 +349,7 @@ int32_t attentionTensorCopyRows(AttentionKind kind, const AttentionDims &dims,
     return 0;
   AttnParams p{};
   setCacheGeometry(p, dims, cache);
-  setTileMaps(p, dims, cache, cfg.stageKeys());
+  setTileMaps(p, dims, cache, cfg.stageKeys);
   return p.bulkRows;
 }
 
@@ -373,8 +372,8 @@ size_t attentionWorkspaceBound(AttentionKind kind, const AttentionDims &dims) {
   size_t bound = 0;
   for (int64_t maxQLen : {int64_t(1), int64_t(4096)}) {
     const Config cfg = configFor(kind, dims.headDim, maxQLen);
-    const int64_t slots = blockSlots(cfg, dims.headDim);
-    bound = std::max(bound, workspaceBytes(cfg, slots, 1, dims.headDim));
+    const int64_t slots = blockSlots(cfg);
+    bound = std::max(bound, workspaceBytes(cfg, slots, 1));
   }
   // A persistent grid's two counters (prefill and extend, 128-key stages).
   if (kind == AttentionKind::Prefill || kind == AttentionKind::Extend)

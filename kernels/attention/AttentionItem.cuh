@@ -129,10 +129,9 @@ __device__ __forceinline__ bool setItem(const AttnParams &p, AttnItem &it,
   // verify, a short extend): the splits cut the cached keys alone, and
   // the new keys go in 16-key slivers to splits 0, 1, ... (the compute
   // warps' end, AttentionKernel.cuh). In the last split they make its
-  // range a stage longer than the others' (a 64-token tree over 1K in 8
-  // splits: 3 stages against 2), and that stage is the item's critical
-  // path; the launcher takes SLIV where a split's cached stages are few
-  // (rowsSlivers, AttentionLaunch.cuh).
+  // range a stage longer than the others', and that stage is the item's
+  // critical path; the launcher takes SLIV where a split's cached stages
+  // are few (rowsSlivers, AttentionLaunch.cuh).
   it.newKeys = 0;
   if constexpr (SLIV)
     if (p.numSplits > 1 && kvEnd > it.prefix && kvEnd - it.prefix <= SK &&

@@ -65,43 +65,32 @@ namespace strata::kernels::attention_detail {
 /// Grid: x = rowTile + rowTiles * split (row tiles of one split adjacent,
 /// so that they read the same keys while these are in L2), or with
 /// p.clusterMerge rowTile * numSplits + split (an item's splits are one
-/// cluster); y = kv head, z = sequence.
-/// SLIV: split items' new keys in slivers of the first splits (64-key
-/// stages; setItem), a configuration of its own so that other launches
-/// keep their code (attentionNewKeySliversEnabled says where it runs).
-template <typename T, int D, int WM, int WN, int KW, int NST, int MINB, bool WG,
-          int TPR, bool SLIV>
-__global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
-                                  MINB)
+/// cluster); y = kv head, z = sequence. Tr: the configuration's traits
+/// (AttentionTraits.cuh), which assert its invariants.
+template <typename T, typename Tr>
+__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     attentionKernel(const __grid_constant__ AttnParams p) {
-  constexpr int NWARP = WM * WN;                 // compute warps
-  constexpr int NTC = 32 * NWARP;                // compute threads
-  constexpr int NTP = WG ? kProducerThreads : 0; // wgmma path
-  constexpr int NT = NTC + NTP;
-  static_assert(!WG || (WM == 8 && WN == 1 && (KW == 64 || KW == 128)),
-                "wgmma takes two warpgroups of 64 rows sharing 64- or "
-                "128-key stages (the turns and the register split assume "
-                "two)");
-  static_assert(16 * WM <= NT, "a block's tokens fit its threads");
-  // wgmma with 128-key stages reads Q from shared memory (SS): the 32
-  // registers per thread of Q's fragments are what the 128-key score tile
-  // needs. With 64-key stages Q stays in registers (RS), which leaves
-  // shared memory's bandwidth to K and V.
-  constexpr bool QS = WG && KW == 128;
-  static_assert(!SLIV || (WG && !QS), "slivers are a 64-key-stage scheme");
-  // Register split of the wgmma path (AttentionProducer.cuh).
-  static_assert(!WG || NTP * kProducerRegs<QS> + NTC * kComputeRegs<QS> <=
-                           (65536 / NT) / 8 * 8 * NT,
-                "the register split fits the block's registers");
+  constexpr int D = Tr::kHeadDim;
+  constexpr int WM = Tr::kWarpsM, WN = Tr::kWarpsN; // warps over rows, keys
+  constexpr int KW = Tr::kKeysPerWarp, NST = Tr::kStages;
+  constexpr bool WG = Tr::kWgmma;
+  constexpr int TPR = Tr::kLoadersPerRow;
+  // SLIV: split items' new keys in slivers of the first splits (64-key
+  // stages; setItem).
+  constexpr bool SLIV = Tr::kSlivers;
+  constexpr int NWARP = Tr::kComputeWarps;
+  constexpr int NTC = Tr::kComputeThreads;
+  constexpr int NTP = Tr::kProducers; // wgmma path
+  // Q from shared memory (SS) with 128-key stages, else in registers (RS).
+  constexpr bool QS = Tr::kQInSmem;
   // The dependency wait comes after the lengths, positions and block tables
   // are read (step inputs no kernel writes, Attention.h) and the first
   // stages' copies of cached keys issued (decode; the rows' producer).
   using Ops = MmaOps<T>;
-  constexpr int ROWS = 16 * WM;
-  constexpr int SK = KW * WN; // keys per stage
-  constexpr int CH = D / 8;   // 16-byte chunks per row
-  constexpr int STAGE_BYTES = 2 * SK * D * 2;
-  static_assert(STAGE_BYTES % 1024 == 0, "stages keep swizzle atoms aligned");
+  constexpr int ROWS = Tr::kRows;
+  constexpr int SK = Tr::kStageKeys; // keys per stage
+  constexpr int CH = D / 8;          // 16-byte chunks per row
+  constexpr int STAGE_BYTES = Tr::kStageBytes;
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int32_t sInfo[4];
   STRATA_ATTN_TRACE_BEGIN;
@@ -636,8 +625,7 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
     } else {
       for (int it = 0; it < nTiles; ++it) {
         // The lookups go out before the copies: issued after them, each
-        // thread's loads had queued behind its 16 copies, and decode ran
-        // up to 12% slower (docs/benchmarks.md).
+        // thread's loads queue behind its 16 copies.
         Lookup after;
         if (it + NST < nTiles)
           lookupStage(it + NST, after);
@@ -728,10 +716,9 @@ __global__ void __launch_bounds__(32 * WM * WN + (WG ? kProducerThreads : 0),
                                         p.rowTiles - 1 - rowTile
                                   : -1);
     // Configurations that never run persistent leave by a warp vote: with
-    // the plain test (a constant there) ptxas kept the 64-key kernel's
-    // main-loop values out of uniform registers (17 against 25 without the
-    // item loop) and a 4 x 2048 prefill ran 10% longer. The 128-key
-    // kernel, the other way round, lost them to the vote.
+    // the plain test (a constant there) ptxas keeps the 64-key kernel's
+    // main-loop values out of uniform registers. The 128-key kernel, the
+    // other way round, loses them to the vote.
     if (!WG || (QS ? !persist : __any_sync(0xffffffffu, true)))
       break;
     const int doneItems = sLoop[warp] + 1;

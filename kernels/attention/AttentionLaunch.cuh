@@ -7,61 +7,32 @@
 
 #include "kernels/attention/Attention.h"
 #include "kernels/attention/AttentionKernel.cuh"
+#include "kernels/attention/AttentionSwitches.h"
+#include "kernels/attention/AttentionTraits.cuh"
 #include "kernels/common/CudaCheck.h"
 #include "kernels/common/Pdl.cuh"
 #include "kernels/common/SmemLimit.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 
 namespace strata::kernels::attention_detail {
 
-/// Shape of a kernel configuration (see AttentionKernel.cuh).
-struct Config {
-  int wm, wn, kw, nst;
-  int minBlocks;      // __launch_bounds__ minimum blocks per SM
-  bool wgmma = false; // warpgroup MMA (sm_90a) instead of mma.sync
-  int resident = 0; // blocks per SM, when registers (not shared memory) decide
-  // wgmma: a producer warpgroup issues the copies beside the compute warps
-  int threads() const { return 32 * wm * wn + (wgmma ? kProducerThreads : 0); }
-  int rows() const { return 16 * wm; }
-  // Bytes per element of the split partial outputs: T for rows items
-  // (AttentionMerge.cuh says why), fp32 for decode.
-  int partialBytes() const { return wgmma ? 2 : 4; }
-  int stageKeys() const { return kw * wn; }
-  size_t smemBytes(int headDim) const {
-    // wgmma: room to align the stages; with 128-key stages the Q tile
-    // follows them (AttentionKernel.cuh, QS)
-    size_t stages = size_t(nst) * 2 * stageKeys() * headDim * 2 +
-                    (wgmma ? 1024 : 0) +
-                    (wgmma && kw == 128 ? size_t(rows()) * headDim * 2 : 0);
-    // The blocks' ends reuse the stages (AttentionEpilogue.cuh): rows
-    // merged in a cluster stage O as T and its log-sum-exps
-    // (kRowsStageStride), decode every warp's fp32 O and its m and l.
-    size_t warps = size_t(wm) * wn;
-    size_t epilogue =
-        wgmma ? size_t(rows()) * (headDim / 2 + 4 + 1) * 4
-              : (warps * 16 * size_t(headDim + 8) + 2 * warps * 16) * 4;
-    return std::max(stages, epilogue);
-  }
-};
-
 /// Whether rows of this launch take 128-key stages (3 deep, Q in shared
-/// memory) instead of 64-key ones (4 deep): for long prefills and extends
-/// at headDim 128, where they were 7% faster at 8K tokens. Shorter
-/// sequences lose more to the masked half of their last, diagonal tile
-/// and to filling deeper stages (4 x 2048 tokens: 3-6% slower), and so
-/// does a tree verify's split of a few tiles (4-5%).
+/// memory; LongPrefillExtendTraits) instead of 64-key ones (4 deep): for
+/// long prefills and extends at headDim 128, where a larger score tile
+/// per stage pays. Shorter sequences lose more to the masked half of
+/// their last, diagonal tile and to filling deeper stages, and so does a
+/// tree verify's split of a few tiles.
 inline bool rowsWide(AttentionKind kind, int headDim, int64_t maxQLen) {
   return headDim == 128 && maxQLen >= 4096 &&
          (kind == AttentionKind::Prefill || kind == AttentionKind::Extend);
 }
 
 /// The most 64-key stages of cached keys a split may have for its item's
-/// new keys to go in slivers (rowsSlivers). Measured for 64-token trees
-/// in 8 splits, in a graph: 3 stages a split 10.05 against 12.2 us, 5
-/// 12.1 against 13.2, 9 15.8 against 15.9, 17 23.5 against 23.3.
+/// new keys to go in slivers (rowsSlivers): past it, the stage the new
+/// keys add to the last split is a small part of a split's time, and the
+/// slivers' extra products no longer pay for themselves.
 constexpr int64_t kSliverMaxStages = 12;
 
 /// Whether a tree verify or an extend on 64-key stages gives its split
@@ -69,10 +40,9 @@ constexpr int64_t kSliverMaxStages = 12;
 /// (AttentionKernel.cuh, SLIV): the switch is on, every item's new keys
 /// fit one stage (at most 64 tokens a sequence), the launch splits, and a
 /// split's cached keys are few stages (kSliverMaxStages), where the stage
-/// the new keys add to the last split is much of a split's time. Over long
-/// caches the slivers saved no time (docs/benchmarks.md). A chain tree and
-/// an extend of the same bounds take the same path and stay equal bit for
-/// bit.
+/// the new keys add to the last split is much of a split's time. A chain
+/// tree and an extend of the same bounds take the same path and stay equal
+/// bit for bit.
 inline bool rowsSlivers(AttentionKind kind, const AttentionDims &dims,
                         const AttentionLaunch &launch) {
   if (kind == AttentionKind::Prefill || kind == AttentionKind::Decode ||
@@ -89,14 +59,36 @@ inline bool rowsSlivers(AttentionKind kind, const AttentionDims &dims,
   return stagesPerSplit <= kSliverMaxStages;
 }
 
-/// Rows configuration on wgmma for prefill/extend/tree (one block of 384
-/// threads per SM, by registers); key-split warps for decode, where
-/// headDim 64 affords 32 keys per warp in the same shared memory.
-inline Config configFor(AttentionKind kind, int headDim, int64_t maxQLen) {
+/// The configuration a launch of `kind` takes before the choice of
+/// slivers, which leaves its shape and so the split count and the
+/// workspace alone: rows on wgmma for prefill, extend and tree (one block
+/// of 384 threads per SM, by registers), key-split warps for decode.
+inline AttentionConfig baseConfigId(AttentionKind kind, int headDim,
+                                    int64_t maxQLen) {
   if (kind == AttentionKind::Decode)
-    return headDim == 64 ? Config{1, 4, 32, 3, 1} : Config{1, 4, 16, 3, 1};
-  return rowsWide(kind, headDim, maxQLen) ? Config{8, 1, 128, 3, 1, true, 1}
-                                          : Config{8, 1, 64, 4, 1, true, 1};
+    return AttentionConfig::PagedDecode;
+  if (rowsWide(kind, headDim, maxQLen))
+    return AttentionConfig::LongPrefillExtend;
+  return kind == AttentionKind::Tree ? AttentionConfig::TreeVerify
+                                     : AttentionConfig::PrefillExtend;
+}
+
+/// The shape the split count and the workspace are planned for.
+inline Config configFor(AttentionKind kind, int headDim, int64_t maxQLen) {
+  return hostConfig(baseConfigId(kind, headDim, maxQLen), headDim);
+}
+
+/// The configuration a launch runs: the base one, or its sibling with
+/// new-key slivers where rowsSlivers says so.
+inline AttentionConfig configId(AttentionKind kind, const AttentionDims &dims,
+                                const AttentionLaunch &launch) {
+  const AttentionConfig base =
+      baseConfigId(kind, dims.headDim, launch.maxQLen);
+  if (!rowsSlivers(kind, dims, launch))
+    return base;
+  return base == AttentionConfig::TreeVerify
+             ? AttentionConfig::TreeVerifySlivers
+             : AttentionConfig::ExtendSlivers;
 }
 
 /// Rows items of at most this many splits are merged inside their
@@ -109,14 +101,6 @@ constexpr int kMaxClusterSplits = 8;
 /// size. 0 when the query fails.
 int maxActiveClusters(const void *kernel, int threads, size_t smem,
                       int clusterX);
-/// Launches that merged their splits in clusters
-/// (attentionClusterMergeLaunches) or by their own blocks
-/// (attentionPeerMergeLaunches), persistent ones
-/// (attentionPersistentLaunches) and those with new-key slivers
-/// (attentionNewKeySliverLaunches).
-extern std::atomic<uint64_t> clusterMergeLaunches, peerMergeLaunches,
-    persistentLaunches, sliverLaunches;
-
 /// Entry checks common to every launcher (dims, pointers, alignment, the
 /// phase-specific operands). `name` prefixes the message.
 Status checkAttention(const char *name, AttentionKind kind,
@@ -146,22 +130,41 @@ void setCacheGeometry(AttnParams &p, const AttentionDims &dims,
 void setTileMaps(AttnParams &p, const AttentionDims &dims,
                  const KvCacheView &cache, int stageKeys);
 
-template <typename T, int D, int WM, int WN, int KW, int NST, int MINB, bool WG,
-          int TPR, bool SLIV = false>
+/// Whether two configurations launch alike (threads, shared memory, rows,
+/// stages): what the workspace plan depends on.
+inline bool sameShape(const Config &a, const Config &b) {
+  return a.headDim == b.headDim && a.threads == b.threads &&
+         a.rows == b.rows && a.stageKeys == b.stageKeys &&
+         a.stages == b.stages && a.partialBytes == b.partialBytes &&
+         a.resident == b.resident && a.wgmma == b.wgmma &&
+         a.qInSmem == b.qInSmem && a.smemBytes == b.smemBytes;
+}
+
+/// Launches configuration Tr in dtype T after checkAttention passed, and
+/// writes the path it took to `path` (when given) once it has launched.
+template <typename T, typename Tr>
 Status launchConfig(const char *name, AttentionKind kind,
                     const AttentionDims &dims, const AttentionTensors &t,
-                    const AttentionLaunch &launch, cudaStream_t stream) {
+                    const AttentionLaunch &launch, cudaStream_t stream,
+                    AttentionPath *path) {
+  constexpr int D = Tr::kHeadDim;
+  constexpr bool WG = Tr::kWgmma;
   // The workspace and the split count were planned from configFor: the
-  // instantiated kernel must be that configuration.
-  const Config cfg = configFor(kind, D, launch.maxQLen);
-  if (cfg.wm != WM || cfg.wn != WN || cfg.kw != KW || cfg.nst != NST ||
-      cfg.minBlocks != MINB || cfg.wgmma != WG)
+  // instantiated kernel must launch as that configuration.
+  constexpr Config cfg = Config::of<Tr>();
+  if (dims.headDim != D ||
+      !sameShape(configFor(kind, dims.headDim, launch.maxQLen), cfg))
     return Status::error(std::string(name) +
                          ": internal error: the launched kernel is not the "
                          "configuration the workspace was planned for");
   WorkspaceLayout ws = workspaceLayout(kind, dims, launch);
-  if (dims.batch == 0 || ws.rowTiles == 0)
+  AttentionPath taken;
+  taken.config = Tr::kId;
+  if (dims.batch == 0 || ws.rowTiles == 0) {
+    if (path)
+      *path = taken;
     return Status::success();
+  }
   AttnParams p{};
   p.q = static_cast<const uint16_t *>(t.q);
   p.out = static_cast<uint16_t *>(t.out);
@@ -190,9 +193,9 @@ Status launchConfig(const char *name, AttentionKind kind,
     }
   }
   if constexpr (WG)
-    setTileMaps(p, dims, t.cache, KW * WN);
-  const size_t smem = cfg.smemBytes(D);
-  auto kernel = attentionKernel<T, D, WM, WN, KW, NST, MINB, WG, TPR, SLIV>;
+    setTileMaps(p, dims, t.cache, Tr::kStageKeys);
+  const size_t smem = cfg.smemBytes;
+  auto kernel = attentionKernel<T, Tr>;
   STRATA_CUDA_RETURN_IF_ERROR(ensureDynamicSmem(kernel, int(smem)), name);
   // Split-KV: decode items are a few rows, merged by their last block. A
   // rows item is 128 rows, whose partials one block merging alone read for
@@ -210,11 +213,11 @@ Status launchConfig(const char *name, AttentionKind kind,
     p.clusterMerge =
         ws.splits > 1 && ws.splits <= kMaxClusterSplits &&
         attentionClusterMergeEnabled() &&
-        ws.items <= maxActiveClusters(k, cfg.threads(), smem, ws.splits);
+        ws.items <= maxActiveClusters(k, cfg.threads, smem, ws.splits);
     p.peerMerge = ws.splits > 1 && !p.clusterMerge &&
                   attentionPeerMergeEnabled() &&
                   int64_t(grid.x) * grid.y * grid.z <=
-                      maxActiveClusters(k, cfg.threads(), smem, 1);
+                      maxActiveClusters(k, cfg.threads, smem, 1);
   }
   p.peerWaitNs = int32_t(attentionPeerWaitNs());
   // Persistent (workspaceLayout's choice): a grid of the blocks the GPU
@@ -223,7 +226,7 @@ Status launchConfig(const char *name, AttentionKind kind,
   // under the current one's end.
   if (WG && ws.persist) {
     int64_t resident = maxActiveClusters(reinterpret_cast<const void *>(kernel),
-                                         cfg.threads(), smem, 1);
+                                         cfg.threads, smem, 1);
     if (resident <= 0)
       resident = ws.slots;
     if (ws.persistCap > 0)
@@ -232,21 +235,14 @@ Status launchConfig(const char *name, AttentionKind kind,
     grid = dim3(unsigned(std::min(ws.items, resident)), 1, 1);
   }
   STRATA_CUDA_RETURN_IF_ERROR(
-      launchDependentClusters(kernel, grid, dim3(cfg.threads()), smem, stream,
+      launchDependentClusters(kernel, grid, dim3(cfg.threads), smem, stream,
                               p.clusterMerge ? unsigned(ws.splits) : 1u, p),
       name);
-  if (p.clusterMerge)
-    clusterMergeLaunches.fetch_add(1, std::memory_order_relaxed);
-  if (p.peerMerge)
-    peerMergeLaunches.fetch_add(1, std::memory_order_relaxed);
-  if (p.persistItems > 0)
-    persistentLaunches.fetch_add(1, std::memory_order_relaxed);
-  if (SLIV)
-    sliverLaunches.fetch_add(1, std::memory_order_relaxed);
+  const bool mergeKernel =
+      WG && ws.splits > 1 && !p.clusterMerge && !p.peerMerge;
   if constexpr (WG) {
-    if (ws.splits > 1 && !p.clusterMerge && !p.peerMerge) {
-      constexpr int ROWS = 16 * WM, MT = 256;
-      static_assert(ROWS * D / 4 % MT == 0, "whole merge blocks per tile");
+    if (mergeKernel) {
+      constexpr int ROWS = Tr::kRows, MT = 256;
       const int blocksPerTile = ROWS * D / 4 / MT;
       dim3 mgrid(unsigned(ws.rowTiles * blocksPerTile),
                  unsigned(dims.numKvHeads), unsigned(dims.batch));
@@ -259,28 +255,32 @@ Status launchConfig(const char *name, AttentionKind kind,
           name);
     }
   }
+  taken.launched = true;
+  taken.numSplits = ws.splits;
+  taken.merge = ws.splits <= 1   ? AttentionMerge::None
+                : !WG            ? AttentionMerge::LastBlock
+                : p.clusterMerge ? AttentionMerge::Cluster
+                : p.peerMerge    ? AttentionMerge::Peers
+                                 : AttentionMerge::Kernel;
+  taken.persistent = p.persistItems > 0;
+  taken.blocks = int64_t(grid.x) * grid.y * grid.z;
+  taken.tensorCopyRows = p.bulkRows;
+  if (path)
+    *path = taken;
   return Status::success();
 }
 
-/// Dispatch over dtype and head dim for one configuration (TPR: loader
-/// threads per key row, AttentionKernel.cuh).
-template <int WM, int WN, int KW, int NST, int NST64, int KW64, int MINB,
-          bool WG, int TPR, bool SLIV = false>
-Status launchAny(const char *name, AttentionKind kind,
-                 const AttentionDims &dims, const AttentionTensors &t,
-                 const AttentionLaunch &launch, cudaStream_t stream) {
-  if (Status s = checkAttention(name, kind, dims, t, launch); !s)
-    return s;
-  const bool bf16 = dims.dtype == ActDType::BF16;
-  if (dims.headDim == 128)
-    return bf16 ? launchConfig<__nv_bfloat16, 128, WM, WN, KW, NST, MINB, WG,
-                               TPR, SLIV>(name, kind, dims, t, launch, stream)
-                : launchConfig<__half, 128, WM, WN, KW, NST, MINB, WG, TPR,
-                               SLIV>(name, kind, dims, t, launch, stream);
-  return bf16 ? launchConfig<__nv_bfloat16, 64, WM, WN, KW64, NST64, MINB, WG,
-                             TPR, SLIV>(name, kind, dims, t, launch, stream)
-              : launchConfig<__half, 64, WM, WN, KW64, NST64, MINB, WG, TPR,
-                             SLIV>(name, kind, dims, t, launch, stream);
+/// Configuration Tr in the launch's dtype.
+template <typename Tr>
+Status launchTraits(const char *name, AttentionKind kind,
+                    const AttentionDims &dims, const AttentionTensors &t,
+                    const AttentionLaunch &launch, cudaStream_t stream,
+                    AttentionPath *path) {
+  return dims.dtype == ActDType::BF16
+             ? launchConfig<__nv_bfloat16, Tr>(name, kind, dims, t, launch,
+                                               stream, path)
+             : launchConfig<__half, Tr>(name, kind, dims, t, launch, stream,
+                                        path);
 }
 
 } // namespace strata::kernels::attention_detail

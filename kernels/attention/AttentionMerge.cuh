@@ -44,16 +44,15 @@ template <typename T> struct PartialChunk<T, uint16_t> {
 /// [numSplits][ROWS]; writes query row `row` of the output. The partials
 /// come from L2: the splits are walked MU at a time with all MU loads issued
 /// before any use, so that a thread waits for one L2 round trip per MU
-/// splits rather than per split (at decode's 33 splits the serial walk cost
-/// microseconds), and in one pass: the weights are taken against the
+/// splits rather than per split (decode's 33 splits walked one by one
+/// would be 33 round trips in a row), and in one pass: the weights are taken against the
 /// largest log-sum-exp seen so far, and the sums are rescaled when a later
 /// group raises it (a first pass for the maximum had doubled the round
 /// trips). Splits in order, as the plain loop. P: the partials' element
 /// type, fp32 (decode) or T (rows; see attentionMergeKernel). MU: decode
-/// takes 17, its 33 splits in two round trips (measured at b=1 8K in a
-/// graph: 12 at a time 15.1 us, 17 14.9; 33, one trip but more registers
-/// live, 15.9; earlier 8 16.1, 16 15.9); the rows merge kernel 8 where
-/// an item has at most 8 splits (17 had weighed 9 idle ones beside them),
+/// takes 17, its 33 splits in two round trips (33 at once would be one
+/// trip but keeps more registers live); the rows merge kernel 8 where an
+/// item has at most 8 splits (17 would weigh 9 idle ones beside them),
 /// else 17. The weights as in mergeRowChunks: a weight is at most
 /// 1 and one under 2^-126 adds nothing, so the exponential flushes those
 /// to 0 without exp2f's range handling; an empty split (log-sum-exp -inf)
@@ -117,10 +116,9 @@ mergeChunk(const AttnParams p, const P *allO, const float *allLse, int r, int d,
 ///
 /// Rows partials are stored as T, each split's output normalised before it
 /// is rounded, which adds one rounding to T to the final one; the partials are
-/// 64 KB per block in fp32, and writing half of that and reading it back here
-/// made the 64-token tree verify over 8K 1.2 us faster (24.8 against 26.1 us in
-/// a graph) and a split 100-token extend 0.8 us. Decode keeps fp32: its
-/// partials are 4 rows per split, and as T it ran 0.9 us slower at b=1 8K.
+/// 64 KB per block in fp32, and half of that is written and read back here.
+/// Decode keeps fp32: its partials are 4 rows per split, too few for the
+/// bytes saved to pay for the conversions.
 /// Grid: x = rowTile * blocksPerTile + block, y = kv head, z = sequence.
 /// MU: splits per round trip (mergeChunk), 8 where the item has at most 8.
 template <typename T, int D, int ROWS, int MU>
@@ -256,9 +254,8 @@ mergeRowChunks(const AttnParams &p, const uint16_t *allO, const float *allLse,
 /// chunk, as in mergeChunk, would be several round trips in a row for the
 /// 128 / numSplits rows of a block. (With two chunks always, the second
 /// idle where the range ended, the threads of a 64-token tree, one chunk
-/// each, weighed every split twice, and ptxas placed the partials' loads
-/// after the maximum, a second round trip: the tree took 0.3-0.5 us longer
-/// over 8K and 0.8 us over 1K, docs/benchmarks.md.)
+/// each, weigh every split twice, and ptxas places the partials' loads
+/// after the maximum, a second round trip.)
 template <typename T, int D, int ROWS, int NTC>
 __device__ __forceinline__ void
 mergeRowRange(const AttnParams &p, const uint16_t *allO, const float *allLse,
@@ -412,9 +409,8 @@ clusterMergeRows(const AttnParams &p, unsigned char *smem, int ctid,
   if (S == 2) {
     // Two splits, half the rows a block, NP chunks a thread: every chunk's
     // remote loads go out before the first is used. A chunk at a time (as
-    // below) took a remote round trip per chunk: 4 in a row at headDim
-    // 128, and two 100-token extends over 8K (64 items of 2 splits) ran
-    // 73.4-73.8 us against 71.3-72.2 this way.
+    // below) takes a remote round trip per chunk: 4 in a row at headDim
+    // 128.
     constexpr int NP = (ROWS / 2) * CPR / NTC > 0 ? (ROWS / 2) * CPR / NTC : 1;
     for (int c0 = ctid; c0 < n; c0 += NP * NTC) {
       float f[NP][2];

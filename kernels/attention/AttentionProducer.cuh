@@ -13,6 +13,7 @@
 #include "kernels/attention/AttentionDevice.cuh"
 #include "kernels/attention/AttentionItem.cuh"
 #include "kernels/attention/AttentionSlivers.cuh"
+#include "kernels/attention/AttentionTraits.cuh"
 #include "kernels/common/Barriers.cuh"
 #include "kernels/common/Pdl.cuh"
 
@@ -20,13 +21,6 @@
 #include <type_traits>
 
 namespace strata::kernels::attention_detail {
-
-/// Register split of the wgmma path (setmaxnreg): the block starts with
-/// 65536 / threads registers per thread (rounded down to 8); the producer
-/// keeps what address arithmetic needs and the compute warps take the
-/// rest. QS: 128-key stages with Q in shared memory.
-template <bool QS> constexpr int kProducerRegs = QS ? 24 : 40;
-template <bool QS> constexpr int kComputeRegs = QS ? 240 : 232;
 
 /// The block's shared memory as the producer sees it: the stage ring at
 /// smemBase (NST stages of K then V), Q at qBase (QS), the stages' full
@@ -199,8 +193,8 @@ runProducer(const AttnParams &p, AttnItem &cur, int32_t &taken, bool persist,
     // lies outside the map and reads as zeros. Tiles that end past the
     // range (slots not the sequence's own) or start inside a box take
     // the cp.async path: the tensor-copied tiles are the first nBulk,
-    // and each path has a loop of its own (one loop with a test per
-    // tile was slower; docs/kernels.md has the figures).
+    // and each path has a loop of its own (not one loop with a test per
+    // tile).
     int nBulk = 0;
     if (L != 2 && p.bulkRows > 0 && (L == 0 || (ks & (p.bulkRows - 1)) == 0))
       nBulk = (ke - ks) / SK;
@@ -252,8 +246,8 @@ runProducer(const AttnParams &p, AttnItem &cur, int32_t &taken, bool persist,
     // key l and the copying threads take theirs by a shuffle (one
     // register carried instead of a thread's KEYS_PER_THREAD). Every
     // lane loads, at a clamped index, so that no branch precedes the
-    // shuffles: after a divergent one ptxas wrapped them as collective
-    // operations and rescheduled the whole kernel, which ran slower.
+    // shuffles: after a divergent one ptxas wraps them as collective
+    // operations and reschedules the whole kernel.
     constexpr int WARP_KEYS = 32 / TPR; // a warp's keys in one pass
     static_assert(WARP_KEYS * KEYS_PER_THREAD <= 32, "a lane per key");
     auto lookup = [&](int32_t t) -> int32_t {
@@ -349,7 +343,8 @@ runProducer(const AttnParams &p, AttnItem &cur, int32_t &taken, bool persist,
           break;
         // The next item is claimed only now, a few tiles before it is
         // needed: claimed when this one started, a block busy with a
-        // heavy item held the next one too, and SMs ended 87 us apart.
+        // heavy item would hold the next one too, and SMs would end far
+        // apart.
         takeItem();
         prefetchNextQ();
         tileBase += nTiles;

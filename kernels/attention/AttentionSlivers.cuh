@@ -3,8 +3,7 @@
 // 64-key stage give them to the first splits in 16-key slivers, and each
 // sliver's mask is its rows' visible new keys as bits, computed here by
 // the producer warps so that the sliver's softmax only shifts them out
-// (the tiles' per-key mask had cost a sliver 0.9-1.3 us, the bits about
-// 0.1; docs/benchmarks.md).
+// instead of evaluating the tiles' per-key mask.
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONSLIVERS_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONSLIVERS_CUH
 

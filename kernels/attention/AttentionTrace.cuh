@@ -5,12 +5,12 @@
 // from %globaltimer (ns, one clock for the whole GPU): its start, when its
 // first key tile had landed, the end of its main loop, the end of its
 // epilogue (merges included), its SM and its tile count; the last launch's
-// records are read with attentionTrace (Attention.h). The marks cost a
+// records are read with attentionTrace (AttentionTrace.h). The marks cost a
 // few instructions and one store per block.
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONTRACE_CUH
 #define STRATA_KERNELS_ATTENTION_ATTENTIONTRACE_CUH
 
-#include "kernels/attention/Attention.h"
+#include "kernels/attention/AttentionTrace.h"
 
 #ifdef STRATA_ATTENTION_TRACE
 #include "kernels/common/Barriers.cuh"

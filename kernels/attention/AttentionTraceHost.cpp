@@ -1,7 +1,7 @@
 // attentionTrace and attentionTraceClear (Attention.h): the per-block
 // records of the trace build (AttentionTrace.cuh), read from the decode or
 // the rows translation unit.
-#include "kernels/attention/Attention.h"
+#include "kernels/attention/AttentionTrace.h"
 #include "kernels/common/CudaCheck.h"
 
 #include <string>

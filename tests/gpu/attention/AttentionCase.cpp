@@ -53,18 +53,35 @@ const char *kindName(AttentionKind k) {
 
 Status launch(AttentionKind k, const AttentionDims &d,
               const AttentionTensors &t, const AttentionLaunch &l,
-              cudaStream_t s) {
+              cudaStream_t s, AttentionPath *path) {
   switch (k) {
   case AttentionKind::Prefill:
-    return attentionPrefill(d, t, l, s);
+    return attentionPrefill(d, t, l, s, path);
   case AttentionKind::Extend:
-    return attentionExtend(d, t, l, s);
+    return attentionExtend(d, t, l, s, path);
   case AttentionKind::Decode:
-    return attentionDecode(d, t, l, s);
+    return attentionDecode(d, t, l, s, path);
   case AttentionKind::Tree:
-    return attentionTree(d, t, l, s);
+    return attentionTree(d, t, l, s, path);
   }
   return Status::error("unknown kind");
+}
+
+/// Whether `config` is one that a launch of `kind` may take.
+bool configServes(AttentionConfig config, AttentionKind kind) {
+  switch (config) {
+  case AttentionConfig::PagedDecode:
+    return kind == AttentionKind::Decode;
+  case AttentionConfig::PrefillExtend:
+  case AttentionConfig::LongPrefillExtend:
+    return kind == AttentionKind::Prefill || kind == AttentionKind::Extend;
+  case AttentionConfig::ExtendSlivers:
+    return kind == AttentionKind::Extend;
+  case AttentionConfig::TreeVerify:
+  case AttentionConfig::TreeVerifySlivers:
+    return kind == AttentionKind::Tree;
+  }
+  return false;
 }
 
 /// Random tree of n nodes whose depth (root = 1) stays <= maxDepth.
@@ -141,7 +158,8 @@ std::string AttnCase::describe() const {
   return os.str();
 }
 
-std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
+std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng,
+                                  AttentionPath *pathOut) {
   INFO(c.describe());
   const int64_t batch = int64_t(c.qLens.size());
   REQUIRE(c.prefixLens.size() == c.qLens.size());
@@ -329,24 +347,30 @@ std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
   CUDA_REQUIRE(cudaStreamCreate(&stream));
   CUDA_REQUIRE(cudaMemset(out.get(), 0xff, totalQ * Hq * D * 2));
   std::vector<uint16_t> result;
+  AttentionPath path;
   if (!c.graphReplay) {
-    Status s = launch(c.kind, dims, t, l, stream);
+    Status s = launch(c.kind, dims, t, l, stream, &path);
     INFO(s.message());
     REQUIRE(s.ok());
     result = check();
     // A second launch reuses the workspace (split or persistent): the
-    // counters must be back at 0.
+    // counters must be back at 0. It takes the same path.
     if (l.workspaceBytes > 0) {
       CUDA_REQUIRE(cudaMemset(out.get(), 0xff, totalQ * Hq * D * 2));
-      REQUIRE(launch(c.kind, dims, t, l, stream).ok());
+      AttentionPath again;
+      REQUIRE(launch(c.kind, dims, t, l, stream, &again).ok());
       check();
+      CHECK(again.config == path.config);
+      CHECK(again.merge == path.merge);
+      CHECK(again.persistent == path.persistent);
+      CHECK(again.blocks == path.blocks);
     }
   } else {
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     CUDA_REQUIRE(
         cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    Status s = launch(c.kind, dims, t, l, stream);
+    Status s = launch(c.kind, dims, t, l, stream, &path);
     CUDA_REQUIRE(cudaStreamEndCapture(stream, &graph));
     INFO(s.message());
     REQUIRE(s.ok());
@@ -368,6 +392,22 @@ std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng) {
     CUDA_REQUIRE(cudaGraphDestroy(graph));
   }
   CUDA_REQUIRE(cudaStreamDestroy(stream));
+  // The path fits the launch: its kind's configuration, the planned split
+  // count, a merge exactly when it split (decode's by its last block).
+  INFO("configuration " << attentionConfigName(path.config) << ", merge "
+                        << int(path.merge));
+  CHECK(path.launched);
+  CHECK(configServes(path.config, c.kind));
+  CHECK(path.numSplits == splits);
+  CHECK((path.merge == AttentionMerge::None) == (splits == 1));
+  if (splits > 1)
+    CHECK((path.merge == AttentionMerge::LastBlock) ==
+          (c.kind == AttentionKind::Decode));
+  CHECK(path.blocks > 0);
+  if (c.kind == AttentionKind::Decode)
+    CHECK(path.tensorCopyRows == 0);
+  if (pathOut)
+    *pathOut = path;
   return result;
 }
 

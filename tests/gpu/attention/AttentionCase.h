@@ -6,6 +6,7 @@
 #define STRATA_TESTS_GPU_ATTENTION_ATTENTIONCASE_H
 
 #include "kernels/attention/Attention.h"
+#include "kernels/attention/AttentionSwitches.h"
 
 #include <cstdint>
 #include <random>
@@ -49,9 +50,12 @@ struct AttnCase {
   std::string describe() const;
 };
 
-/// Runs the case; REQUIREs agreement with the reference. Returns the GPU
-/// output (for comparisons between launchers).
-std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng);
+/// Runs the case; REQUIREs agreement with the reference, and that every
+/// launch of the case took the same path, one that fits the kind and the
+/// split count. Returns the GPU output (for comparisons between
+/// launchers) and, when `path` is given, the path the launches took.
+std::vector<uint16_t> runAttnCase(const AttnCase &c, std::mt19937_64 &rng,
+                                  AttentionPath *path = nullptr);
 
 /// Seed of this run (STRATA_TEST_SEED or fresh), printed once.
 std::mt19937_64 &attnTestRng();

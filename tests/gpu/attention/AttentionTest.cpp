@@ -1,6 +1,7 @@
 // GPU tests of the attention launchers against the CPU reference.
 // [small] cases run under compute-sanitizer (memcheck); [race] is the
 // subset racecheck runs; [large] covers contexts to 128K tokens.
+#include "kernels/attention/AttentionTrace.h"
 #include "tests/gpu/attention/AttentionCase.h"
 
 #include <catch2/catch.hpp>
@@ -266,16 +267,17 @@ TEST_CASE("attention 128-key stages persistent and one block per item",
       c.qLens = {1200, 1100, 37, 900};
       c.prefixLens = {0, 0, 0, 0};
       c.window = dt == ActDType::BF16 ? 0 : 300;
-      uint64_t before = attentionPersistentLaunches();
-      runAttnCase(c, attnTestRng());
-      CHECK((attentionPersistentLaunches() > before) == persistent);
+      AttentionPath path;
+      runAttnCase(c, attnTestRng(), &path);
+      CHECK(path.config == AttentionConfig::LongPrefillExtend);
+      CHECK(path.persistent == persistent);
       c.kind = AttentionKind::Extend;
       c.blockSize = 32;
       c.qLens = {1500, 37, 1300, 1};
       c.prefixLens = {300, 2000, 0, 90};
-      before = attentionPersistentLaunches();
-      runAttnCase(c, attnTestRng());
-      CHECK((attentionPersistentLaunches() > before) == persistent);
+      runAttnCase(c, attnTestRng(), &path);
+      CHECK(path.config == AttentionConfig::LongPrefillExtend);
+      CHECK(path.persistent == persistent);
     }
   }
 }
@@ -305,9 +307,10 @@ TEST_CASE("attention persistent grid of two blocks at racecheck size",
   c.maxQLenBound = 4096;
   c.qLens = {100, 37, 70};
   c.prefixLens = {0, 0, 0};
-  uint64_t before = attentionPersistentLaunches();
-  runAttnCase(c, attnTestRng());
-  CHECK(attentionPersistentLaunches() == before + 2); // launched twice
+  AttentionPath path;
+  runAttnCase(c, attnTestRng(), &path); // launched twice, the same way
+  CHECK(path.persistent);
+  CHECK(path.blocks == 2);
   c.kind = AttentionKind::Extend;
   c.dtype = ActDType::F16;
   c.blockSize = 32;
@@ -317,9 +320,9 @@ TEST_CASE("attention persistent grid of two blocks at racecheck size",
   c.prefixLens = {200, 300, 0};
   runAttnCase(c, attnTestRng());
   c.graphReplay = true;
-  before = attentionPersistentLaunches();
-  runAttnCase(c, attnTestRng());
-  CHECK(attentionPersistentLaunches() == before + 1); // captured once
+  runAttnCase(c, attnTestRng(), &path); // the captured launch's path
+  CHECK(path.persistent);
+  CHECK(path.blocks == 2);
 }
 
 TEST_CASE("attention rows take tensor copies where the cache allows them",
@@ -410,12 +413,13 @@ TEST_CASE("attention rows merge their splits in clusters, by their blocks "
         const int64_t blocks = 2 * splits * c.numKvHeads * c.qLens.size();
         const bool inClusters = cluster && splits <= 8;
         const bool byPeers = !inClusters && peers && blocks <= sms;
-        const uint64_t clustered = attentionClusterMergeLaunches();
-        const uint64_t merged = attentionPeerMergeLaunches();
-        runAttnCase(c, attnTestRng());
+        AttentionPath path;
+        runAttnCase(c, attnTestRng(), &path);
         INFO(c.describe() << ", " << blocks << " blocks on " << sms << " SMs");
-        CHECK((attentionClusterMergeLaunches() > clustered) == inClusters);
-        CHECK((attentionPeerMergeLaunches() > merged) == byPeers);
+        CHECK(path.numSplits == splits);
+        CHECK(path.merge == (inClusters ? AttentionMerge::Cluster
+                             : byPeers  ? AttentionMerge::Peers
+                                        : AttentionMerge::Kernel));
       }
     }
 }
@@ -453,10 +457,14 @@ TEST_CASE("attention new keys in slivers of the first splits or in the "
         c.blockSize = 32;
       }
       c.contiguous = splits == 3;
-      const uint64_t before = attentionNewKeySliverLaunches();
-      runAttnCase(c, attnTestRng());
+      AttentionPath path;
+      runAttnCase(c, attnTestRng(), &path);
       INFO(c.describe() << ", slivers " << slivers);
-      CHECK((attentionNewKeySliverLaunches() > before) == slivers);
+      CHECK(path.config == (c.kind == AttentionKind::Tree
+                                ? slivers ? AttentionConfig::TreeVerifySlivers
+                                          : AttentionConfig::TreeVerify
+                            : slivers ? AttentionConfig::ExtendSlivers
+                                      : AttentionConfig::PrefillExtend));
     }
   }
   // Longer sequences, and splits of many stages, keep their new keys in
@@ -467,10 +475,10 @@ TEST_CASE("attention new keys in slivers of the first splits or in the "
     c.numSplits = 2;
     c.qLens = {qLen};
     c.prefixLens = {qLen == 65 ? 300 : 2000};
-    const uint64_t before = attentionNewKeySliverLaunches();
-    runAttnCase(c, attnTestRng());
+    AttentionPath path;
+    runAttnCase(c, attnTestRng(), &path);
     INFO(c.describe());
-    CHECK(attentionNewKeySliverLaunches() == before);
+    CHECK(path.config == AttentionConfig::TreeVerify);
   }
 }
 
@@ -494,10 +502,10 @@ TEST_CASE("attention rows whose merging blocks give up waiting",
     c.qLens = {40, 3};
     c.prefixLens = {1200, 700};
     c.graphReplay = splits != 2;
-    const uint64_t merged = attentionPeerMergeLaunches();
-    runAttnCase(c, attnTestRng());
+    AttentionPath path;
+    runAttnCase(c, attnTestRng(), &path);
     INFO(c.describe());
-    CHECK(attentionPeerMergeLaunches() > merged);
+    CHECK(path.merge == AttentionMerge::Peers);
   }
 }
 
