@@ -1,5 +1,5 @@
 // Hugging Face config.json -> strata model file. config.json is read as
-// strict JSON (models/JsonTree.h) into a tree that keeps every value's
+// strict JSON (json/JsonTree.h) into a tree that keeps every value's
 // position, so that each complaint points at the field it is about.
 #include "models/HfConfigImporter.h"
 
@@ -481,9 +481,9 @@ HfImportResult convertHfConfig(const std::string &json,
       return failure(displayName, line, column,
                      "invalid JSON: expected '{' at the start of config.json");
     }
-    detail::JsonValue root;
-    detail::JsonSyntaxError syntax;
-    if (!detail::parseStrictJson(json, root, syntax))
+    JsonValue root;
+    JsonSyntaxError syntax;
+    if (!parseStrictJson(json, root, syntax))
       return failure(displayName, syntax.pos.line, syntax.pos.column,
                      syntax.message);
     detail::HfConfigContext ctx(displayName);
@@ -496,7 +496,7 @@ HfImportResult convertHfConfig(const std::string &json,
     ImportResult check =
         importModelString(r.yaml, displayName + " (converted)");
     if (!check.ok) {
-      detail::JsonPos from = out.source(check.diag.line);
+      JsonPos from = out.source(check.diag.line);
       return failure(displayName, from.line, from.column, check.diag.message);
     }
     r.ok = true;
