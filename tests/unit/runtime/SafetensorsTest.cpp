@@ -121,9 +121,8 @@ TEST_CASE("safetensors weights load by name, packed and converted") {
   TempDir dir;
   std::string path = dir.file("model.safetensors");
   auto tensors = goodTensors();
-  writeFile(path,
-            packSafetensors(safetensorsHeader(tensors, "{\"format\":\"pt\"}"),
-                            tensors));
+  writeFile(path, packSafetensors(
+                      safetensorsHeader(tensors, {{"format", "pt"}}), tensors));
   std::string error;
   auto store = WeightStore::fromSafetensors(smallPlan(), path, error);
   INFO(error);
@@ -190,12 +189,13 @@ TEST_CASE("a sharded checkpoint loads through its index") {
       b(tensors.begin() + 2, tensors.end());
   writeSafetensors(dir.file("model-00001-of-00002.safetensors"), a);
   writeSafetensors(dir.file("model-00002-of-00002.safetensors"), b);
-  std::string index = "{\"metadata\":{\"total_size\":1},\"weight_map\":{";
+  StJson index = {{"metadata", {{"total_size", 1}}},
+                  {"weight_map", StJson::object()}};
   for (size_t i = 0; i < tensors.size(); ++i)
-    index += (i ? "," : "") + std::string("\"") + tensors[i].name +
-             "\":\"model-0000" + (i < 2 ? "1" : "2") +
-             "-of-00002.safetensors\"";
-  writeFile(dir.file("model.safetensors.index.json"), index + "}}");
+    index["weight_map"][tensors[i].name] = std::string("model-0000") +
+                                           (i < 2 ? "1" : "2") +
+                                           "-of-00002.safetensors";
+  writeFile(dir.file("model.safetensors.index.json"), index.dump());
   std::string error;
   auto store = WeightStore::fromSafetensors(
       smallPlan(), dir.file("model.safetensors.index.json"), error);
@@ -548,10 +548,11 @@ TEST_CASE("safetensors: metadata is an object of strings") {
   std::string path = dir.file("m.safetensors");
   auto tensors = goodTensors();
   writeFile(path,
-            packSafetensors(safetensorsHeader(tensors, "{\"a\":1}"), tensors));
+            packSafetensors(safetensorsHeader(tensors, {{"a", 1}}), tensors));
   CHECK(openError(path) == path + ": error: __metadata__ entry 'a' is a "
                                   "number, expected a string");
-  writeFile(path, packSafetensors(safetensorsHeader(tensors, "[]"), tensors));
+  writeFile(path, packSafetensors(safetensorsHeader(tensors, StJson::array()),
+                                  tensors));
   CHECK(openError(path) == path + ": error: __metadata__ is an array, "
                                   "expected an object of strings");
 }
