@@ -1,5 +1,7 @@
 #include "bench/BenchUtil.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -39,39 +41,33 @@ void BenchReport::printMarkdown() const {
 }
 
 namespace {
-std::string jsonString(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
+/// `v` rounded to `decimals` places: the JSON keeps the precision the
+/// table shows, not the timer's noise digits.
+double rounded(double v, int decimals) {
+  double scale = std::pow(10.0, decimals);
+  return std::round(v * scale) / scale;
 }
 } // namespace
 
 bool BenchReport::writeJson(const std::string &path,
                             const std::string &device) const {
+  using Json = nlohmann::ordered_json;
+  Json doc = {{"device", device}, {"rows", Json::array()}};
+  for (const BenchRow &r : rows_)
+    doc["rows"].push_back({{"name", r.name},
+                           {"shape", r.shape},
+                           {"ceiling", r.ceiling},
+                           {"bytes", rounded(r.bytes, 0)},
+                           {"us", rounded(r.us, 3)},
+                           {"gbs", rounded(r.gbs(), 1)},
+                           {"fraction_of_ceiling", rounded(r.fraction(), 4)},
+                           {"note", r.note}});
   std::ofstream os(path);
   if (!os) {
     std::fprintf(stderr, "error: cannot write %s\n", path.c_str());
     return false;
   }
-  os << "{\n  \"device\": " << jsonString(device) << ",\n  \"rows\": [\n";
-  for (size_t i = 0; i < rows_.size(); ++i) {
-    const BenchRow &r = rows_[i];
-    char numbers[256];
-    std::snprintf(numbers, sizeof(numbers),
-                  "\"bytes\": %.0f, \"us\": %.3f, \"gbs\": %.1f, "
-                  "\"fraction_of_ceiling\": %.4f",
-                  r.bytes, r.us, r.gbs(), r.fraction());
-    os << "    {\"name\": " << jsonString(r.name)
-       << ", \"shape\": " << jsonString(r.shape)
-       << ", \"ceiling\": " << jsonString(r.ceiling) << ", " << numbers
-       << ", \"note\": " << jsonString(r.note) << "}"
-       << (i + 1 < rows_.size() ? "," : "") << "\n";
-  }
-  os << "  ]\n}\n";
+  os << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
   return bool(os);
 }
 

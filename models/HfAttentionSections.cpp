@@ -81,7 +81,7 @@ RopeScalingOut HfConverter::ropeScaling() {
   return out;
 }
 
-void HfConverter::attentionSection(YamlOut &out, HfArch arch,
+void HfConverter::attentionSection(ModelFileOut &out, HfArch arch,
                                    const HfField &heads, int64_t headDim,
                                    JsonPos headDimPos,
                                    const std::optional<HfField> &window) {
@@ -139,63 +139,68 @@ void HfConverter::attentionSection(YamlOut &out, HfArch arch,
                         ": MiniMaxForCausalLM rotates the whole head");
   }
 
-  out.line("", JsonPos{});
-  out.line("attention:");
-  out.line("  num_heads: " + heads.value->text, heads.pos());
+  out.blankLine();
+  out.beginMap("attention");
+  out.field("num_heads", heads.value->text, heads.pos());
   if (auto f = get("num_key_value_heads"))
-    out.line("  num_kv_heads: " + std::to_string(ctx_.positiveInt(*f)),
-             f->pos());
-  out.line("  head_dim: " + std::to_string(headDim), headDimPos);
+    out.field("num_kv_heads", std::to_string(ctx_.positiveInt(*f)), f->pos());
+  out.field("head_dim", std::to_string(headDim), headDimPos);
   if (arch == HfArch::Qwen3)
-    out.line("  qk_norm: true");
+    out.flag("qk_norm", true);
   if (window)
-    out.line("  sliding_window: " + std::to_string(ctx_.positiveInt(*window)),
-             window->pos());
-  out.line("  rope:");
-  out.line("    theta: " + thetaText, theta->pos());
+    out.field("sliding_window", std::to_string(ctx_.positiveInt(*window)),
+              window->pos());
+  out.beginMap("rope");
+  out.field("theta", thetaText, theta->pos());
   if (rotaryDim && *rotaryDim != headDim)
-    out.line("    rotary_dim: " + std::to_string(*rotaryDim), rotaryPos);
+    out.field("rotary_dim", std::to_string(*rotaryDim), rotaryPos);
   if (!scaling.type.empty()) {
-    out.line("    scaling:");
-    out.line("      type: " + scaling.type, scaling.typeField.pos());
+    out.beginMap("scaling");
+    out.field("type", scaling.type, scaling.typeField.pos());
     for (const auto &[key, f] : scaling.params) {
       std::string v = key == "original_max_position_embeddings"
                           ? std::to_string(ctx_.positiveInt(f))
                           : positiveNumberText(f);
-      out.line("      " + key + ": " + v, f.pos());
+      out.field(key, v, f.pos());
     }
+    out.endMap();
   }
+  out.endMap();
+  out.endMap();
 }
 
 void HfConverter::linearAttentionSection(
-    YamlOut &out, const HfField &heads, int64_t headDim, JsonPos headDimPos,
-    int64_t numLayers, int64_t numHeads,
+    ModelFileOut &out, const HfField &heads, int64_t headDim,
+    JsonPos headDimPos, int64_t numLayers, int64_t numHeads,
     const std::vector<std::string> &kinds) {
-  out.line("", JsonPos{});
-  out.line("linear_attention:");
-  out.line("  num_heads: " + heads.value->text, heads.pos());
-  out.line("  head_dim: " + std::to_string(headDim), headDimPos);
+  out.blankLine();
+  out.beginMap("linear_attention");
+  out.field("num_heads", heads.value->text, heads.pos());
+  out.field("head_dim", std::to_string(headDim), headDimPos);
   // transformers' lightning layers normalise their output with the
   // RMSNorm default epsilon, not rms_norm_eps.
-  out.line("  norm_eps: 1.0e-6");
+  out.field("norm_eps", "1.0e-6");
   // The per-layer decay as transformers computes it:
   // 2^(-8(h+1)/H) * (1 - l/(L - 1 + 1e-5) + 1e-5), which differs from
   // the original code's `minimax` scheme (ALiBi slopes, l/(L - 1)).
-  out.line("  decay_slopes:");
+  out.beginList("decay_slopes");
   for (int64_t l = 0; l < numLayers; ++l) {
     if (kinds[size_t(l)] != "linear_attention")
       continue;
     double factor = 1.0 - double(l) / (double(numLayers) - 1.0 + 1e-5) + 1e-5;
-    std::string list;
+    std::vector<std::string> slopes;
     for (int64_t h = 0; h < numHeads; ++h) {
       double slope =
           std::exp2(-8.0 * double(h + 1) / double(numHeads)) * factor;
+      // 17 significant digits: the double reads back exactly.
       char buf[40];
       std::snprintf(buf, sizeof buf, "%.17e", slope);
-      list += (h ? ", " : "") + std::string(buf);
+      slopes.push_back(buf);
     }
-    out.line("    - [" + list + "]  # layer " + std::to_string(l));
+    out.flowListItem(slopes, "layer " + std::to_string(l));
   }
+  out.endList();
+  out.endMap();
 }
 
 } // namespace strata::detail

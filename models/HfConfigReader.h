@@ -1,4 +1,4 @@
-// Typed, position-aware access to a config.json tree (models/JsonTree.h)
+// Typed, position-aware access to a config.json tree (json/JsonTree.h)
 // for the Hugging Face converter.
 //
 // Private to models/: like the YAML importer's YamlContext, every problem
@@ -8,7 +8,7 @@
 #ifndef STRATA_MODELS_HFCONFIGREADER_H
 #define STRATA_MODELS_HFCONFIGREADER_H
 
-#include "models/JsonTree.h"
+#include "json/JsonTree.h"
 
 #include <cstdint>
 #include <string>

@@ -8,6 +8,7 @@
 #include "models/HfConfigFields.h"
 #include "models/HfConfigImporter.h"
 #include "models/HfConfigReader.h"
+#include "models/ModelFileOut.h"
 
 #include <map>
 #include <optional>
@@ -16,25 +17,6 @@
 #include <vector>
 
 namespace strata::detail {
-
-/// The model file under construction, one line at a time, each remembering
-/// the config field it came from: when the final import rejects a line, the
-/// message points at that field in config.json rather than at text the user
-/// never wrote.
-class YamlOut {
-public:
-  void line(const std::string &text, JsonPos from = {}) {
-    lines_.push_back(text);
-    sources_.push_back(from);
-  }
-  std::string text() const;
-  /// Source of 1-based output line `line` (no position when unknown).
-  JsonPos source(int line) const;
-
-private:
-  std::vector<std::string> lines_;
-  std::vector<JsonPos> sources_;
-};
 
 struct RopeScalingOut {
   std::string type; // "" for none
@@ -48,8 +30,8 @@ public:
               const HfConvertOptions &options)
       : ctx_(ctx), options_(options), root_{"", &root, root.pos} {}
 
-  /// The model file's text; throws ImportError.
-  std::string convert(YamlOut &out);
+  /// Writes the model file into `out`; throws ImportError.
+  void convert(ModelFileOut &out);
   /// HfImportResult::note of the conversion.
   const std::string &note() const { return note_; }
 
@@ -80,7 +62,7 @@ private:
   void checkMiniMaxExtras();
   /// MiniMax's alpha/beta factors as `residual_scale`, for the block kinds
   /// the model has; nothing when all are 1.
-  void residualScale(YamlOut &out, bool anySoftmax, bool anyLinear);
+  void residualScale(ModelFileOut &out, bool anySoftmax, bool anyLinear);
   /// The config's dtype as the model file spells it, "" when it has none.
   std::string configDtype();
   RopeScalingOut ropeScaling();
@@ -92,12 +74,12 @@ private:
   void checkUnsupportedSwitches();
   /// The `attention:` section (softmax layers): heads, rope and its
   /// scaling; `window` given when some layer slides.
-  void attentionSection(YamlOut &out, HfArch arch, const HfField &heads,
+  void attentionSection(ModelFileOut &out, HfArch arch, const HfField &heads,
                         int64_t headDim, JsonPos headDimPos,
                         const std::optional<HfField> &window);
   /// The `linear_attention:` section: heads and each linear layer's
   /// decay slopes.
-  void linearAttentionSection(YamlOut &out, const HfField &heads,
+  void linearAttentionSection(ModelFileOut &out, const HfField &heads,
                               int64_t headDim, JsonPos headDimPos,
                               int64_t numLayers, int64_t numHeads,
                               const std::vector<std::string> &kinds);

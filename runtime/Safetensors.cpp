@@ -1,7 +1,7 @@
 #include "runtime/Safetensors.h"
 
-#include "runtime/JsonLite.h"
 #include "runtime/plan/InputFile.h"
+#include "json/JsonTree.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -68,7 +68,7 @@ bool parseDType(const std::string &s, SafetensorsDType &out) {
 
 /// One header entry, checked against the data region of `dataSize` bytes.
 bool readTensor(const std::string &file, const std::string &name,
-                const json::Value &v, uint64_t dataSize,
+                const JsonValue &v, uint64_t dataSize,
                 SafetensorsFile::Tensor &t, std::string &error) {
   auto bad = [&](const std::string &what) {
     error = file + ": error: tensor '" + name + "': " + what;
@@ -76,12 +76,12 @@ bool readTensor(const std::string &file, const std::string &name,
   };
   if (!v.isObject())
     return bad(std::string("expected an object, got ") + v.kindName());
-  for (const auto &[key, value] : v.object)
-    if (key != "dtype" && key != "shape" && key != "data_offsets")
-      return bad("unknown field '" + key + "'");
-  const json::Value *dtype = v.find("dtype");
-  const json::Value *shape = v.find("shape");
-  const json::Value *offsets = v.find("data_offsets");
+  for (const JsonMember &m : v.object)
+    if (m.key != "dtype" && m.key != "shape" && m.key != "data_offsets")
+      return bad("unknown field '" + m.key + "'");
+  const JsonValue *dtype = v.get("dtype");
+  const JsonValue *shape = v.get("shape");
+  const JsonValue *offsets = v.get("data_offsets");
   if (!dtype || !shape || !offsets)
     return bad("expected the fields dtype, shape and data_offsets");
   if (!dtype->isString())
@@ -94,13 +94,13 @@ bool readTensor(const std::string &file, const std::string &name,
   // A product that overflowed would let a bogus shape pass the size check.
   uint64_t elements = 1;
   for (size_t i = 0; i < shape->array.size(); ++i) {
-    const json::Value &d = shape->array[i];
+    const JsonValue &d = shape->array[i];
     uint64_t n = 0;
-    bool digits = d.kind == json::Value::Kind::Number &&
+    bool digits = d.isNumber() &&
                   d.text.find_first_not_of("0123456789") == std::string::npos;
     if (!digits)
       return bad("shape entry " + std::to_string(i) + " is " +
-                 (d.kind == json::Value::Kind::Number ? d.text : d.kindName()) +
+                 (d.isNumber() ? d.text : d.kindName()) +
                  ", expected a non-negative integer");
     if (!d.asUint64(n) || n > uint64_t(INT64_MAX))
       return bad("shape entry " + std::to_string(i) + " (" + d.text +
@@ -253,11 +253,16 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
             "): not a safetensors file";
     return nullptr;
   }
-  json::Value root;
-  std::string jsonError;
-  // Offsets in messages count from the start of the file.
-  if (!json::parse(header, root, jsonError, /*baseOffset=*/8)) {
-    error = path + ": error: bad JSON header: " + jsonError;
+  JsonValue root;
+  JsonSyntaxError jsonError;
+  // The header is one line of a binary file: its messages name byte
+  // offsets, counted from the start of the file.
+  JsonParseOptions where;
+  where.baseOffset = 8;
+  where.byteOffsets = true;
+  if (!parseStrictJson(header, root, jsonError, where)) {
+    error = path + ": error: bad JSON header at byte " +
+            std::to_string(jsonError.pos.offset) + ": " + jsonError.message;
     return nullptr;
   }
   if (!root.isObject()) {
@@ -267,20 +272,22 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string &path,
   }
   file->dataStart_ = bytes + 8 + headerSize;
   uint64_t dataSize = file->mapSize_ - 8 - headerSize;
-  for (const auto &[name, value] : root.object) {
+  for (const JsonMember &member : root.object) {
+    const std::string &name = member.key;
+    const JsonValue &value = member.value;
     if (name == "__metadata__") {
       if (!value.isObject()) {
         error = path + ": error: __metadata__ is " + value.kindName() +
                 ", expected an object of strings";
         return nullptr;
       }
-      for (const auto &[key, v] : value.object) {
-        if (!v.isString()) {
-          error = path + ": error: __metadata__ entry '" + key + "' is " +
-                  v.kindName() + ", expected a string";
+      for (const JsonMember &entry : value.object) {
+        if (!entry.value.isString()) {
+          error = path + ": error: __metadata__ entry '" + entry.key + "' is " +
+                  entry.value.kindName() + ", expected a string";
           return nullptr;
         }
-        file->metadata_[key] = v.text;
+        file->metadata_[entry.key] = entry.value.text;
       }
       continue;
     }
@@ -335,13 +342,16 @@ SafetensorsCheckpoint::open(const std::string &path, std::string &error) {
   if (!plan::readRegularFile(path, "checkpoint index", uint64_t(1) << 28, text,
                              error))
     return nullptr;
-  json::Value root;
-  std::string jsonError;
-  if (!json::parse(text, root, jsonError)) {
-    error = path + ": error: bad JSON: " + jsonError;
+  // A text file: messages name line and column, as for config.json.
+  JsonValue root;
+  JsonSyntaxError jsonError;
+  if (!parseStrictJson(text, root, jsonError)) {
+    error = path + ":" + std::to_string(jsonError.pos.line) + ":" +
+            std::to_string(jsonError.pos.column) +
+            ": error: " + jsonError.message;
     return nullptr;
   }
-  const json::Value *map = root.find("weight_map");
+  const JsonValue *map = root.get("weight_map");
   if (!map || !map->isObject()) {
     error = path + ": error: expected an object with a \"weight_map\" object "
                    "(tensor name -> shard file)";
@@ -349,7 +359,9 @@ SafetensorsCheckpoint::open(const std::string &path, std::string &error) {
   }
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
   std::map<std::string, SafetensorsFile *> shards;
-  for (const auto &[name, shard] : map->object) {
+  for (const JsonMember &entry : map->object) {
+    const std::string &name = entry.key;
+    const JsonValue &shard = entry.value;
     if (!shard.isString() || shard.text.empty()) {
       error =
           path + ": error: weight_map entry '" + name + "' is not a file name";

@@ -14,7 +14,7 @@
 #                                        exit code 1 while any does)
 #   scripts/fuzz.sh --list               the targets
 #
-# Targets: model-yaml, model-compile, hf-config, jsonlite, safetensors, plan,
+# Targets: model-yaml, model-compile, hf-config, json, safetensors, plan,
 # plan-run, cli-args (the header of each tests/fuzz/Fuzz*.cpp says what it
 # reads and checks). Each run keeps its corpus in
 # $STRATA_SAN_BUILD_DIR/fuzz-long/TARGET/corpus (it grows from run to run;
@@ -26,7 +26,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 san=${STRATA_SAN_BUILD_DIR:-$root/build-san}
-targets_all=(model-yaml model-compile hf-config jsonlite safetensors plan
+targets_all=(model-yaml model-compile hf-config json safetensors plan
              plan-run cli-args)
 driver=$root/tests/fuzz/run_fuzzer.py
 
@@ -81,7 +81,7 @@ for t in "${args[@]}"; do
   dict=$root/tests/fuzz/dict/$t.dict
   case $t in
     model-compile) dict=$root/tests/fuzz/dict/model-yaml.dict ;;
-    safetensors) dict=$root/tests/fuzz/dict/jsonlite.dict ;;
+    safetensors) dict=$root/tests/fuzz/dict/json.dict ;;
   esac
   dict_args=()
   [ -f "$dict" ] && dict_args=(--dict "$dict")

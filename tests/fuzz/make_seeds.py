@@ -142,17 +142,17 @@ def main():
                      glob.glob(os.path.join(src, "tests/lit/cli/Inputs/hf-*/config.json")))
     for path in configs:
         name = os.path.basename(os.path.dirname(path)) + ".json"
-        for target in ("hf-config", "jsonlite"):
+        for target in ("hf-config", "json"):
             shutil.copy(path, os.path.join(_dir(out, target), name))
 
     for name, data in safetensors_seeds().items():
         write(os.path.join(out, "safetensors", name + ".safetensors"), data)
-        write(os.path.join(out, "jsonlite", "header-" + name + ".json"),
+        write(os.path.join(out, "json", "header-" + name + ".json"),
               header_json(os.path.join(out, "safetensors", name + ".safetensors")))
     for path in sorted(glob.glob(os.path.join(src, "tests/oracle/*/model.safetensors"))):
         name = os.path.basename(os.path.dirname(path))
-        write(os.path.join(out, "jsonlite", "header-" + name + ".json"), header_json(path))
-    write(os.path.join(out, "jsonlite", "index.json"), json.dumps({
+        write(os.path.join(out, "json", "header-" + name + ".json"), header_json(path))
+    write(os.path.join(out, "json", "index.json"), json.dumps({
         "metadata": {"total_size": 64},
         "weight_map": {"a.weight": "model-00001-of-00002.safetensors",
                        "b.weight": "model-00002-of-00002.safetensors"}}))

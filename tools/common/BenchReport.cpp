@@ -1,5 +1,7 @@
 #include "tools/common/BenchReport.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 
@@ -143,108 +145,66 @@ void printMarkdown(FILE *out, const BenchMetadata &meta,
   printTable(out, rows);
 }
 
-namespace {
-
-std::string quote(const std::string &s) {
-  std::string q = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      q += '\\';
-      q += char(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      q += buf;
-    } else {
-      q += char(c);
-    }
-  }
-  return q + "\"";
-}
-
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  return buf;
-}
-
-std::string list(const std::vector<double> &values) {
-  std::string s = "[";
-  for (size_t i = 0; i < values.size(); ++i)
-    s += (i ? ", " : "") + num(values[i]);
-  return s + "]";
-}
-
-} // namespace
-
 void printJson(FILE *out, const BenchMetadata &meta,
                const std::vector<BenchResult> &results) {
-  std::string programs = "[";
-  for (size_t i = 0; i < meta.programs.size(); ++i)
-    programs += (i ? ", " : "") + quote(meta.programs[i]);
-  programs += "]";
-  std::string batches = "[";
-  for (size_t i = 0; i < meta.batches.size(); ++i)
-    batches += (i ? ", " : "") + std::to_string(meta.batches[i]);
-  batches += "]";
-  std::fprintf(
-      out,
-      "{\n"
-      "  \"tool\": %s,\n  \"version\": %s,\n"
-      "  \"machine\": {\"host\": %s, \"cpu\": %s, \"cpu_threads\": %u},\n"
-      "  \"device\": {\"kind\": %s, \"name\": %s, \"why\": %s, "
-      "\"cuda_graphs\": %s, \"dependent_launch\": %s, \"decode_gemv\": "
-      "%s},\n"
-      "  \"model\": {\"name\": %s, \"weights\": %s, "
-      "\"decode_weight_bytes\": %s, \"plan_weight_bytes\": %s},\n"
-      "  \"plan\": {\"source\": %s, \"max_tokens\": %lld, \"max_batch\": "
-      "%lld, \"programs\": %s},\n"
-      "  \"settings\": {\"prompt_tokens\": %lld, \"gen_tokens\": %lld, "
-      "\"batches\": %s, \"repetitions\": %lld, \"warmup_runs\": 1, "
-      "\"bandwidth_gbs\": %s},\n"
-      "  \"results\": [",
-      quote(meta.tool).c_str(), quote(meta.version).c_str(),
-      quote(meta.host).c_str(), quote(meta.cpu).c_str(), meta.cpuThreads,
-      quote(meta.device).c_str(), quote(meta.deviceName).c_str(),
-      quote(meta.deviceWhy).c_str(),
-      meta.device == "cuda" && meta.cudaGraphs ? "true" : "false",
-      meta.device == "cuda" && meta.dependentLaunch ? "true" : "false",
-      meta.device == "cuda" && meta.decodeGemv ? "true" : "false",
-      quote(meta.model).c_str(), quote(meta.weights).c_str(),
-      num(meta.weightBytes).c_str(), num(meta.planWeightBytes).c_str(),
-      quote(meta.planSource).c_str(), (long long)meta.planMaxTokens,
-      (long long)meta.planMaxBatch, programs.c_str(),
-      (long long)meta.promptTokens, (long long)meta.genTokens, batches.c_str(),
-      (long long)meta.repetitions, num(meta.bandwidthGBs).c_str());
-  for (size_t i = 0; i < results.size(); ++i) {
-    const BenchResult &r = results[i];
+  using Json = nlohmann::ordered_json;
+  const bool cuda = meta.device == "cuda";
+  Json doc;
+  doc["tool"] = meta.tool;
+  doc["version"] = meta.version;
+  doc["machine"] = {
+      {"host", meta.host}, {"cpu", meta.cpu}, {"cpu_threads", meta.cpuThreads}};
+  // The CUDA switches mean nothing on the CPU backend: false there.
+  doc["device"] = {{"kind", meta.device},
+                   {"name", meta.deviceName},
+                   {"why", meta.deviceWhy},
+                   {"cuda_graphs", cuda && meta.cudaGraphs},
+                   {"dependent_launch", cuda && meta.dependentLaunch},
+                   {"decode_gemv", cuda && meta.decodeGemv}};
+  doc["model"] = {{"name", meta.model},
+                  {"weights", meta.weights},
+                  {"decode_weight_bytes", meta.weightBytes},
+                  {"plan_weight_bytes", meta.planWeightBytes}};
+  doc["plan"] = {{"source", meta.planSource},
+                 {"max_tokens", meta.planMaxTokens},
+                 {"max_batch", meta.planMaxBatch},
+                 {"programs", meta.programs}};
+  doc["settings"] = {{"prompt_tokens", meta.promptTokens},
+                     {"gen_tokens", meta.genTokens},
+                     {"batches", meta.batches},
+                     {"repetitions", meta.repetitions},
+                     {"warmup_runs", 1},
+                     {"bandwidth_gbs", meta.bandwidthGBs}};
+  Json &list = doc["results"] = Json::array();
+  for (const BenchResult &r : results) {
     std::vector<double> tps = r.tokensPerSecond();
     Stats s = meanAndStddev(tps);
-    std::fprintf(out,
-                 "%s\n    {\"test\": %s, \"phase\": %s, \"batch\": %lld, "
-                 "\"tokens_per_run\": %lld, \"seconds\": %s, "
-                 "\"tokens_per_second\": %s, \"mean_tokens_per_second\": %s, "
-                 "\"stddev_tokens_per_second\": %s",
-                 i ? "," : "", quote(r.test).c_str(),
-                 r.decode ? "\"decode\"" : "\"prefill\"", (long long)r.batch,
-                 (long long)r.tokensPerRun, list(r.seconds).c_str(),
-                 list(tps).c_str(), num(s.mean).c_str(), num(s.stddev).c_str());
-    if (r.decode)
-      std::fprintf(
-          out,
-          ",\n     \"steps_per_run\": %lld, \"mean_context\": %s, "
-          "\"bytes_per_step\": {\"weights\": %s, \"kv_cache\": %s, "
-          "\"linear_state\": %s, \"total\": %s}, \"mean_step_seconds\": %s, "
-          "\"ideal_step_seconds\": %s, \"roofline_fraction\": %s",
-          (long long)r.stepsPerRun, num(r.meanContext).c_str(),
-          num(r.stepBytes.weights).c_str(), num(r.stepBytes.kvCache).c_str(),
-          num(r.stepBytes.linearState).c_str(),
-          num(r.stepBytes.total()).c_str(), num(r.stepSeconds()).c_str(),
-          num(idealSeconds(r.stepBytes.total(), meta.bandwidthGBs)).c_str(),
-          num(r.rooflineFraction(meta.bandwidthGBs)).c_str());
-    std::fprintf(out, "}");
+    Json row = {{"test", r.test},
+                {"phase", r.decode ? "decode" : "prefill"},
+                {"batch", r.batch},
+                {"tokens_per_run", r.tokensPerRun},
+                {"seconds", r.seconds},
+                {"tokens_per_second", tps},
+                {"mean_tokens_per_second", s.mean},
+                {"stddev_tokens_per_second", s.stddev}};
+    if (r.decode) {
+      row["steps_per_run"] = r.stepsPerRun;
+      row["mean_context"] = r.meanContext;
+      row["bytes_per_step"] = {{"weights", r.stepBytes.weights},
+                               {"kv_cache", r.stepBytes.kvCache},
+                               {"linear_state", r.stepBytes.linearState},
+                               {"total", r.stepBytes.total()}};
+      row["mean_step_seconds"] = r.stepSeconds();
+      row["ideal_step_seconds"] =
+          idealSeconds(r.stepBytes.total(), meta.bandwidthGBs);
+      row["roofline_fraction"] = r.rooflineFraction(meta.bandwidthGBs);
+    }
+    list.push_back(std::move(row));
   }
-  std::fprintf(out, "\n  ]\n}\n");
+  // A host or path name need not be UTF-8: such bytes print as U+FFFD
+  // rather than making the document invalid.
+  std::string text = doc.dump(2, ' ', false, Json::error_handler_t::replace);
+  std::fprintf(out, "%s\n", text.c_str());
 }
 
 } // namespace strata::tools

@@ -2,6 +2,8 @@
 
 #include "runtime/Engine.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -15,9 +17,9 @@ namespace strata::tools {
 namespace {
 
 /// Writes the last logits row of every result as JSON:
-/// {"vocab_size": V, "rows": [[l0, l1, ...], ...]}, one row per sequence,
-/// each value printed with 9 significant digits so that the fp32 value
-/// reads back exactly.
+/// {"vocab_size": V, "rows": [[l0, l1, ...], ...]}, one row per sequence.
+/// The values are held as fp32 in the document, so that each prints with
+/// the fewest digits that read back to exactly the same fp32 value.
 bool writeLogits(const std::string &path,
                  const std::vector<GenerationResult> &results,
                  std::string &error) {
@@ -30,21 +32,21 @@ bool writeLogits(const std::string &path,
                        "value";
         return false;
       }
+  using Fp32Json =
+      nlohmann::basic_json<nlohmann::ordered_map, std::vector, std::string,
+                           bool, std::int64_t, std::uint64_t, float>;
+  Fp32Json doc;
+  doc["vocab_size"] = results.empty() ? 0 : results[0].lastLogits.size();
+  Fp32Json &rows = doc["rows"] = Fp32Json::array();
+  for (const GenerationResult &r : results)
+    rows.push_back(r.lastLogits);
   FILE *f = std::fopen(path.c_str(), "w");
   if (!f) {
     error = path + ": error: cannot write logits: " + std::strerror(errno);
     return false;
   }
-  size_t vocab = results.empty() ? 0 : results[0].lastLogits.size();
-  std::fprintf(f, "{\"vocab_size\": %zu, \"rows\": [", vocab);
-  for (size_t r = 0; r < results.size(); ++r) {
-    std::fprintf(f, "%s\n  [", r ? "," : "");
-    const std::vector<float> &row = results[r].lastLogits;
-    for (size_t i = 0; i < row.size(); ++i)
-      std::fprintf(f, "%s%.9g", i ? ", " : "", double(row[i]));
-    std::fprintf(f, "]");
-  }
-  std::fprintf(f, "\n]}\n");
+  std::string text = doc.dump();
+  std::fprintf(f, "%s\n", text.c_str());
   bool ok = !std::ferror(f);
   ok &= std::fclose(f) == 0;
   if (!ok)

@@ -1,4 +1,4 @@
-// A minimal safetensors writer for tests: the header is built as text so
+// A minimal safetensors writer for tests: the header is returned as text so
 // that tests can damage it on purpose before packing the file.
 #ifndef STRATA_TESTS_UNIT_RUNTIME_SAFETENSORSWRITER_H
 #define STRATA_TESTS_UNIT_RUNTIME_SAFETENSORSWRITER_H
@@ -13,6 +13,8 @@
 
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 namespace strata::testing {
 
 struct StTensor {
@@ -22,24 +24,29 @@ struct StTensor {
   std::vector<uint8_t> bytes;
 };
 
-/// The JSON header of `tensors`, laid out back to back in order.
+using StJson = nlohmann::ordered_json;
+
+/// One header entry: dtype, shape and the byte range [begin, end).
+inline StJson safetensorsEntry(const StTensor &t, uint64_t begin,
+                               uint64_t end) {
+  return {
+      {"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {begin, end}}};
+}
+
+/// The JSON header of `tensors`, laid out back to back in order, compact
+/// as writers make it (tests edit its text); `metadata` as __metadata__
+/// unless it is null (tests give it values of the wrong kind on purpose).
 inline std::string safetensorsHeader(const std::vector<StTensor> &tensors,
-                                     const std::string &metadata = "") {
-  std::string h = "{";
-  if (!metadata.empty())
-    h += "\"__metadata__\":" + metadata + ",";
+                                     const StJson &metadata = nullptr) {
+  StJson h = StJson::object();
+  if (!metadata.is_null())
+    h["__metadata__"] = metadata;
   uint64_t offset = 0;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const StTensor &t = tensors[i];
-    h += (i ? "," : "") + std::string("\"") + t.name + "\":{\"dtype\":\"" +
-         t.dtype + "\",\"shape\":[";
-    for (size_t d = 0; d < t.shape.size(); ++d)
-      h += (d ? "," : "") + std::to_string(t.shape[d]);
-    h += "],\"data_offsets\":[" + std::to_string(offset) + "," +
-         std::to_string(offset + t.bytes.size()) + "]}";
+  for (const StTensor &t : tensors) {
+    h[t.name] = safetensorsEntry(t, offset, offset + t.bytes.size());
     offset += t.bytes.size();
   }
-  return h + "}";
+  return h.dump();
 }
 
 /// The JSON header of `tensors` with the data offsets given, in order, for
@@ -47,17 +54,11 @@ inline std::string safetensorsHeader(const std::vector<StTensor> &tensors,
 inline std::string
 safetensorsHeaderAt(const std::vector<StTensor> &tensors,
                     const std::vector<std::pair<uint64_t, uint64_t>> &offsets) {
-  std::string h = "{";
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const StTensor &t = tensors[i];
-    h += (i ? "," : "") + std::string("\"") + t.name + "\":{\"dtype\":\"" +
-         t.dtype + "\",\"shape\":[";
-    for (size_t d = 0; d < t.shape.size(); ++d)
-      h += (d ? "," : "") + std::to_string(t.shape[d]);
-    h += "],\"data_offsets\":[" + std::to_string(offsets[i].first) + "," +
-         std::to_string(offsets[i].second) + "]}";
-  }
-  return h + "}";
+  StJson h = StJson::object();
+  for (size_t i = 0; i < tensors.size(); ++i)
+    h[tensors[i].name] =
+        safetensorsEntry(tensors[i], offsets[i].first, offsets[i].second);
+  return h.dump();
 }
 
 /// The file: u64 header size (little-endian), `header`, then the data of

@@ -1,17 +1,55 @@
-#include "models/JsonTree.h"
+#include "json/JsonTree.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <unordered_map>
 
-namespace strata::detail {
+namespace strata {
 
 const JsonMember *JsonValue::find(std::string_view key) const {
   for (const JsonMember &m : object)
     if (m.key == key)
       return &m;
   return nullptr;
+}
+
+const JsonValue *JsonValue::get(std::string_view key) const {
+  const JsonMember *m = find(key);
+  return m ? &m->value : nullptr;
+}
+
+bool JsonValue::asUint64(uint64_t &out) const {
+  // 20 digits hold every 64-bit value; strtoull says whether it fits.
+  if (kind != Kind::Number || text.empty() || text.size() > 20 ||
+      text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  errno = 0;
+  unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno)
+    return false;
+  out = v;
+  return true;
+}
+
+const char *JsonValue::kindName() const {
+  switch (kind) {
+  case Kind::Null:
+    return "null";
+  case Kind::Bool:
+    return "a boolean";
+  case Kind::Number:
+    return "a number";
+  case Kind::String:
+    return "a string";
+  case Kind::Array:
+    return "an array";
+  case Kind::Object:
+    return "an object";
+  }
+  return "a value";
 }
 
 namespace {
@@ -30,7 +68,7 @@ bool isWordChar(char c) {
 /// walked once however many positions are asked for.
 class PosCounter {
 public:
-  explicit PosCounter(std::string_view text) : text_(text) {}
+  PosCounter(std::string_view text, size_t base) : text_(text), base_(base) {}
 
   JsonPos at(size_t offset) {
     for (; at_ < offset && at_ < text_.size(); ++at_) {
@@ -43,11 +81,12 @@ public:
         ++column_;
       }
     }
-    return {line_, column_};
+    return {line_, column_, base_ + std::min(offset, text_.size())};
   }
 
 private:
   std::string_view text_;
+  size_t base_;
   size_t at_ = 0;
   int line_ = 1;
   int column_ = 1;
@@ -150,8 +189,10 @@ std::string syntaxMessage(std::string_view text, size_t &index,
 /// one token per event knows where each value starts.
 class TreeBuilder final : public nlohmann::json_sax<Json> {
 public:
-  TreeBuilder(std::string_view text, JsonValue &root, JsonSyntaxError &error)
-      : text_(text), root_(root), error_(error), positions_(text) {}
+  TreeBuilder(std::string_view text, JsonValue &root, JsonSyntaxError &error,
+              const JsonParseOptions &options)
+      : text_(text), root_(root), error_(error), options_(options),
+        positions_(text, options.baseOffset) {}
 
   bool null() override { return add(Kind::Null, nextToken()); }
   bool boolean(bool value) override {
@@ -182,10 +223,13 @@ public:
     Frame &frame = frames_.back();
     auto [it, fresh] = frame.keys.emplace(name, frame.value->object.size());
     if (!fresh) {
-      const JsonMember &first = frame.value->object[it->second];
+      const JsonPos &first = frame.value->object[it->second].keyPos;
       return fail(at, "duplicate key '" + childPath(frame, name) +
-                          "' (first given at line " +
-                          std::to_string(first.keyPos.line) + ")");
+                          "' (first given at " +
+                          (options_.byteOffsets
+                               ? "byte " + std::to_string(first.offset)
+                               : "line " + std::to_string(first.line)) +
+                          ")");
     }
     pendingKey_ = std::move(name);
     pendingKeyPos_ = positions_.at(at);
@@ -294,7 +338,7 @@ private:
   bool fail(size_t at, const std::string &message) {
     // Errors can point before the last value (a trailing comma, the first
     // of two keys), so they are counted afresh.
-    error_.pos = PosCounter(text_).at(at);
+    error_.pos = PosCounter(text_, options_.baseOffset).at(at);
     error_.message = message;
     return false;
   }
@@ -302,6 +346,7 @@ private:
   std::string_view text_;
   JsonValue &root_;
   JsonSyntaxError &error_;
+  const JsonParseOptions &options_;
   PosCounter positions_;
   size_t cursor_ = 0;
   std::vector<Frame> frames_;
@@ -313,19 +358,20 @@ private:
 } // namespace
 
 bool parseStrictJson(std::string_view text, JsonValue &out,
-                     JsonSyntaxError &error) {
+                     JsonSyntaxError &error, const JsonParseOptions &options) {
   out = JsonValue();
+  error = JsonSyntaxError();
   // RFC 8259 forbids writing one; Python's json module refuses to read one.
   if (text.substr(0, 3) == "\xEF\xBB\xBF") {
-    error.pos = {1, 1};
+    error.pos = {1, 1, options.baseOffset};
     error.message = "invalid JSON: a byte order mark is not allowed";
     return false;
   }
-  TreeBuilder builder(text, out, error);
+  TreeBuilder builder(text, out, error, options);
   // Strict (nothing after the value) and without comments.
   return Json::sax_parse(text.begin(), text.end(), &builder,
                          Json::input_format_t::json, /*strict=*/true,
                          /*ignore_comments=*/false);
 }
 
-} // namespace strata::detail
+} // namespace strata

@@ -1,11 +1,12 @@
-// The strict JSON reader of config.json: the tree it builds (values,
-// decoded strings, number literals as written, the position of every key
-// and value) and each rejection with the line and column it names.
-#include "models/JsonTree.h"
+// The strict JSON reader (config.json, safetensors headers and indexes):
+// the tree it builds (values, decoded strings, number literals as written,
+// the position of every key and value) and each rejection with the line,
+// column and byte offset it names.
+#include "json/JsonTree.h"
 
 #include <catch2/catch.hpp>
 
-using namespace strata::detail;
+using namespace strata;
 using Kind = JsonValue::Kind;
 
 namespace {
@@ -34,7 +35,7 @@ void rejected(const std::string &text, int line, int column,
 
 } // namespace
 
-TEST_CASE("json tree: values and their positions", "[models][json]") {
+TEST_CASE("json tree: values and their positions", "[json]") {
   // Brackets, commas and escaped quotes inside strings must not move the
   // positions of what follows them.
   JsonValue v = parsed("{\"a\": \"x,]}\\\"[{\",\n"
@@ -78,7 +79,7 @@ TEST_CASE("json tree: values and their positions", "[models][json]") {
 }
 
 TEST_CASE("json tree: escapes decode to UTF-8 and columns count code points",
-          "[models][json]") {
+          "[json]") {
   // A non-BMP character escaped as a surrogate pair, as Python's json module
   // writes it by default.
   JsonValue v =
@@ -92,7 +93,7 @@ TEST_CASE("json tree: escapes decode to UTF-8 and columns count code points",
 }
 
 TEST_CASE("json tree: what RFC 8259 does not allow is rejected",
-          "[models][json][errors]") {
+          "[json][errors]") {
   rejected("{\"a\": [1, 2,]}", 1, 12,
            "invalid JSON: trailing comma before ']'");
   rejected("{\"a\": 1,\n}", 1, 8, "invalid JSON: trailing comma before '}'");
@@ -139,7 +140,7 @@ TEST_CASE("json tree: what RFC 8259 does not allow is rejected",
            "invalid JSON: a byte order mark is not allowed");
 }
 
-TEST_CASE("json tree: duplicate keys at any depth", "[models][json][errors]") {
+TEST_CASE("json tree: duplicate keys at any depth", "[json][errors]") {
   rejected("{\"a\": 1,\n \"a\": 2}", 2, 2,
            "duplicate key 'a' (first given at line 1)");
   rejected("{\"a\": {\"b\": [{\"c\": 1,\n\n \"c\": 2}]}}", 3, 2,
@@ -148,7 +149,7 @@ TEST_CASE("json tree: duplicate keys at any depth", "[models][json][errors]") {
   parsed("{\"a\": {\"x\": 1}, \"b\": {\"x\": 1}}");
 }
 
-TEST_CASE("json tree: nesting is bounded", "[models][json][errors]") {
+TEST_CASE("json tree: nesting is bounded", "[json][errors]") {
   std::string ok = std::string(size_t(kJsonMaxDepth), '[') +
                    std::string(size_t(kJsonMaxDepth), ']');
   parsed(ok);
@@ -160,4 +161,59 @@ TEST_CASE("json tree: nesting is bounded", "[models][json][errors]") {
   JsonValue v;
   JsonSyntaxError error;
   CHECK_FALSE(parseStrictJson(hostile, v, error));
+}
+
+TEST_CASE("json tree: byte offsets count from the base offset",
+          "[json][offsets]") {
+  // A safetensors header starts at byte 8 of its file.
+  JsonParseOptions header;
+  header.baseOffset = 8;
+  header.byteOffsets = true;
+  JsonValue v;
+  JsonSyntaxError error;
+  REQUIRE(parseStrictJson("{\"a\": [1, \"\\u00e9\"],\n \"b\": {}}", v, error,
+                          header));
+  CHECK(v.pos.offset == 8);
+  CHECK(v.find("a")->keyPos.offset == 9);
+  CHECK(v.get("a")->array[1].pos.offset == 18);
+  CHECK(v.find("b")->keyPos.offset == 30);
+  CHECK(v.find("b")->keyPos.line == 2);
+  CHECK(v.get("b")->pos.offset == 35);
+
+  // Errors name the offending byte; a second place is named by its byte.
+  CHECK_FALSE(parseStrictJson("{\"a\": [1, 2,]}", v, error, header));
+  CHECK(error.pos.offset == 19);
+  CHECK(error.message == "invalid JSON: trailing comma before ']'");
+  CHECK_FALSE(parseStrictJson("{\"x\":1,\"y\":2,\"x\":3}", v, error, header));
+  CHECK(error.pos.offset == 21);
+  CHECK(error.message == "duplicate key 'x' (first given at byte 9)");
+  CHECK_FALSE(parseStrictJson("", v, error, header));
+  CHECK(error.pos.offset == 8);
+  CHECK_FALSE(parseStrictJson("{\"a\": 1", v, error, header));
+  CHECK(error.pos.offset == 15);
+}
+
+TEST_CASE("json tree: integers read exactly, kinds named for messages",
+          "[json]") {
+  JsonValue v;
+  JsonSyntaxError error;
+  REQUIRE(parseStrictJson("[18446744073709551615, 18446744073709551616, 0, "
+                          "-1, 1.0, 1e3, \"7\", 007]",
+                          v, error) == false);
+  // A leading zero is not JSON; without it the list parses.
+  REQUIRE(parseStrictJson("[18446744073709551615, 18446744073709551616, 0, "
+                          "-1, 1.0, 1e3, \"7\"]",
+                          v, error));
+  uint64_t n = 1;
+  CHECK(v.array[0].asUint64(n));
+  CHECK(n == UINT64_MAX);
+  CHECK_FALSE(v.array[1].asUint64(n)); // 2^64
+  CHECK(v.array[2].asUint64(n));
+  CHECK(n == 0);
+  for (size_t i = 3; i < v.array.size(); ++i)
+    CHECK_FALSE(v.array[i].asUint64(n));
+  CHECK(std::string(v.array[0].kindName()) == "a number");
+  CHECK(std::string(v.array[6].kindName()) == "a string");
+  CHECK(std::string(v.kindName()) == "an array");
+  CHECK(v.get("a") == nullptr); // not an object
 }
