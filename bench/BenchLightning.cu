@@ -12,6 +12,7 @@
 // scores x V, q x state and the state update).
 #include "bench/BenchFill.cuh"
 #include "bench/BenchUtil.h"
+#include "kernels/linear_attention/DecayRange.h"
 #include "kernels/linear_attention/LightningAttention.h"
 
 #include <cuda_bf16.h>
@@ -33,13 +34,6 @@ __global__ void fillConstant(float *p, int64_t n, float value) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x)
     p[i] = value * ((i % 7) - 3);
-}
-
-std::vector<float> decayRates(int heads) {
-  std::vector<float> r(heads);
-  for (int h = 0; h < heads; ++h)
-    r[h] = std::pow(10.0f, -3.0f + 3.0f * h / std::max(1, heads - 1));
-  return r;
 }
 
 /// Prefill of `batch` sequences of `len` tokens each.
@@ -66,7 +60,7 @@ void benchPrefill(const BenchOptions &o, BenchReport &report, int batch,
       hostSlots[b] = b;
     hostCu[b] = b * len;
   }
-  std::vector<float> rates = decayRates(heads);
+  std::vector<float> rates = logSpacedDecayRates(heads);
   slots.upload(hostSlots);
   cu.upload(hostCu);
   decay.upload(rates);
@@ -127,7 +121,7 @@ void benchDecode(const BenchOptions &o, BenchReport &report, int batch,
   std::vector<int32_t> hostSlots(numSlots);
   for (int64_t i = 0; i < numSlots; ++i)
     hostSlots[i] = static_cast<int32_t>(i);
-  std::vector<float> rates = decayRates(heads);
+  std::vector<float> rates = logSpacedDecayRates(heads);
   slots.upload(hostSlots);
   decay.upload(rates);
 

@@ -71,4 +71,19 @@ std::string describeLaunch(const plan::Program &program, size_t index) {
          plan::launchName(program.launches[index]);
 }
 
+kernels::AttentionDims attentionDimsOf(const plan::KvCacheDesc &kv,
+                                       int64_t batch, int64_t numQHeads,
+                                       kernels::ActDType act, double scale,
+                                       int64_t slidingWindow) {
+  kernels::AttentionDims d;
+  d.batch = batch;
+  d.numQHeads = int32_t(numQHeads);
+  d.numKvHeads = int32_t(kv.kvHeads);
+  d.headDim = int32_t(kv.headDim);
+  d.dtype = act;
+  d.scale = float(scale);
+  d.slidingWindow = slidingWindow;
+  return d;
+}
+
 } // namespace strata

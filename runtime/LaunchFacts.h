@@ -4,6 +4,7 @@
 #ifndef STRATA_RUNTIME_LAUNCHFACTS_H
 #define STRATA_RUNTIME_LAUNCHFACTS_H
 
+#include "kernels/common/AttentionTypes.h"
 #include "kernels/common/RopeCosSin.h"
 #include "kernels/common/RopeKvTypes.h"
 #include "runtime/plan/Plan.h"
@@ -24,6 +25,13 @@ kernels::RopePairingKind ropePairingOf(const plan::RotaryParams &rotary);
 /// f32 model); bf16 when it touches none.
 kernels::ActDType activationType(const plan::Program &program,
                                  const plan::Launch &l);
+
+/// The dimensions of an attention launch over the plan's KV cache: heads
+/// and head dim from the cache descriptor, the rest from the launch.
+kernels::AttentionDims attentionDimsOf(const plan::KvCacheDesc &kv,
+                                       int64_t batch, int64_t numQHeads,
+                                       kernels::ActDType act, double scale,
+                                       int64_t slidingWindow);
 
 /// Last dimension of a buffer (1 for a scalar).
 inline int64_t lastDim(const plan::Buffer &b) {

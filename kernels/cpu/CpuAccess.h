@@ -13,6 +13,17 @@
 
 namespace strata::kernels {
 
+/// A 16-bit (bf16 or f16) element's bits widened to fp32, exactly.
+inline float halfBitsToFloat(ActDType type, uint16_t bits) {
+  return type == ActDType::BF16 ? bf16BitsToFloat(bits) : f16BitsToFloat(bits);
+}
+
+/// fp32 rounded to a 16-bit (bf16 or f16) element's bits, nearest even.
+inline uint16_t floatToHalfBits(ActDType type, float value) {
+  return type == ActDType::BF16 ? floatToBf16Bits(value)
+                                : floatToF16Bits(value);
+}
+
 /// Element `index` of `base`, widened to fp32 (exact for every dtype).
 inline float loadAct(ActDType type, const void *base, int64_t index) {
   const auto *bytes = static_cast<const unsigned char *>(base);
@@ -23,7 +34,7 @@ inline float loadAct(ActDType type, const void *base, int64_t index) {
   }
   uint16_t h;
   std::memcpy(&h, bytes + index * 2, 2);
-  return type == ActDType::BF16 ? bf16BitsToFloat(h) : f16BitsToFloat(h);
+  return halfBitsToFloat(type, h);
 }
 
 /// Stores `value` at element `index` of `base`, rounded once to the dtype
@@ -34,8 +45,7 @@ inline void storeAct(ActDType type, void *base, int64_t index, float value) {
     std::memcpy(bytes + index * 4, &value, 4);
     return;
   }
-  uint16_t h =
-      type == ActDType::BF16 ? floatToBf16Bits(value) : floatToF16Bits(value);
+  const uint16_t h = floatToHalfBits(type, value);
   std::memcpy(bytes + index * 2, &h, 2);
 }
 

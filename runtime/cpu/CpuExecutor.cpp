@@ -356,21 +356,6 @@ Status CpuExecutor::launch(const plan::Launch &l, const StepInputs &in,
   return fail(l, "has an unknown kernel code");
 }
 
-kernels::AttentionDims CpuExecutor::attentionDims(ActDType act,
-                                                  int64_t numQHeads,
-                                                  double scale,
-                                                  int64_t slidingWindow) const {
-  kernels::AttentionDims d;
-  d.batch = batch_;
-  d.numQHeads = int32_t(numQHeads);
-  d.numKvHeads = int32_t(plan_.kvCache.kvHeads);
-  d.headDim = int32_t(plan_.kvCache.headDim);
-  d.dtype = act;
-  d.scale = float(scale);
-  d.slidingWindow = slidingWindow;
-  return d;
-}
-
 Status CpuExecutor::cachedAttention(const plan::Launch &l, int64_t layer,
                                     double scale, int64_t slidingWindow,
                                     ActDType act, const void *q, void *out,
@@ -392,7 +377,9 @@ Status CpuExecutor::cachedAttention(const plan::Launch &l, int64_t layer,
       caches.k[layer].data(), caches.v[layer].data(), caches.numBlocks,
       kv.blockSize, in.blockTables.data(), in.maxBlocksPerSeq);
   return kernels::attentionRef(
-      attentionDims(act, qBuf.shape[1].value, scale, slidingWindow), t);
+      attentionDimsOf(kv, batch_, qBuf.shape[1].value, act, scale,
+                      slidingWindow),
+      t);
 }
 
 Status CpuExecutor::packedAttention(const plan::PrefillAttentionParams &p,
@@ -404,8 +391,8 @@ Status CpuExecutor::packedAttention(const plan::PrefillAttentionParams &p,
   const int64_t hq = p.numQHeads, hkv = p.numKvHeads;
   const int64_t dim = plan_.kvCache.headDim, heads = hq + 2 * hkv;
   const size_t width = size_t(kernels::actDTypeBytes(act));
-  kernels::AttentionDims d = attentionDims(act, hq, p.scale, p.slidingWindow);
-  d.batch = 1;
+  kernels::AttentionDims d = attentionDimsOf(plan_.kvCache, 1, hq, act,
+                                             p.scale, p.slidingWindow);
   for (int64_t b = 0; b < batch_; ++b) {
     const int64_t begin = in.cuQLens[b], len = in.cuQLens[b + 1] - begin;
     if (len == 0)

@@ -57,9 +57,6 @@ private:
   /// below maxPos; `rows` receives the positions it holds.
   const float *ropeTable(const plan::RotaryParams &rotary, int64_t maxPos,
                          kernels::Status &status, int64_t *rows = nullptr);
-  kernels::AttentionDims attentionDims(kernels::ActDType act,
-                                       int64_t numQHeads, double scale,
-                                       int64_t slidingWindow) const;
   /// Softmax attention of queries over the paged cache (extend, decode,
   /// tree with parent ids, and the generic op).
   kernels::Status cachedAttention(const plan::Launch &l, int64_t layer,

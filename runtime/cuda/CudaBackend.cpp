@@ -17,6 +17,9 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
+#include <type_traits>
+#include <variant>
 
 namespace strata {
 
@@ -24,40 +27,39 @@ using kernels::Status;
 
 namespace {
 
-/// The per-head decay rates a linear-attention launch reads, or null.
+template <typename P, typename = void> struct HasDecaySlopes : std::false_type {};
+template <typename P>
+struct HasDecaySlopes<P, std::void_t<decltype(P::decaySlopes)>>
+    : std::true_type {};
+
+/// The per-head decay rates a linear-attention launch reads, or null: the
+/// parameter structs with a decaySlopes field say which launches those are.
 const std::vector<double> *decaySlopesOf(const plan::Launch &l) {
-  switch (l.kernel()) {
-  case plan::Kernel::LightningPrefill:
-    return &l.as<plan::LightningPrefillParams>().decaySlopes;
-  case plan::Kernel::LightningDecode:
-    return &l.as<plan::LightningDecodeParams>().decaySlopes;
-  case plan::Kernel::LinearAttention:
-    return &l.as<plan::LinearAttentionParams>().decaySlopes;
-  case plan::Kernel::Embedding:
-  case plan::Kernel::RmsNorm:
-  case plan::Kernel::HeadNorm:
-  case plan::Kernel::AddRmsNorm:
-  case plan::Kernel::Linear:
-  case plan::Kernel::SplitHeads:
-  case plan::Kernel::MergeHeads:
-  case plan::Kernel::HeadSlice:
-  case plan::Kernel::SiluMul:
-  case plan::Kernel::Silu:
-  case plan::Kernel::SigmoidMul:
-  case plan::Kernel::Add:
-  case plan::Kernel::Swiglu:
-  case plan::Kernel::Rope:
-  case plan::Kernel::KvAppend:
-  case plan::Kernel::Attention:
-  case plan::Kernel::RopeKvWrite:
-  case plan::Kernel::PrefillAttention:
-  case plan::Kernel::ExtendAttention:
+  return std::visit(
+      [](const auto &p) -> const std::vector<double> * {
+        if constexpr (HasDecaySlopes<std::decay_t<decltype(p)>>::value)
+          return &p.decaySlopes;
+        else
+          return nullptr;
+      },
+      l.params);
+}
+
+/// The softmax attention launches that split their keys over the
+/// workspace (a prefill only for a persistent grid's counters).
+std::optional<kernels::AttentionKind> splitAttentionKind(plan::Kernel k) {
+  switch (k) {
   case plan::Kernel::PagedDecodeAttention:
+    return kernels::AttentionKind::Decode;
+  case plan::Kernel::PrefillAttention:
+    return kernels::AttentionKind::Prefill;
+  case plan::Kernel::ExtendAttention:
+    return kernels::AttentionKind::Extend;
   case plan::Kernel::TreeAttention:
-  case plan::Kernel::Logits:
-    return nullptr;
+    return kernels::AttentionKind::Tree;
+  default: // every other kernel uses no workspace
+    return std::nullopt;
   }
-  return nullptr;
 }
 
 } // namespace
@@ -405,48 +407,15 @@ Status CudaBackend::prepareAttentionWorkspace() {
   size_t bytes = 0;
   for (const plan::Program &p : plan_.programs)
     for (const plan::Launch &l : p.launches) {
-      kernels::AttentionKind kind;
-      switch (l.kernel()) {
-      case plan::Kernel::PagedDecodeAttention:
-        kind = kernels::AttentionKind::Decode;
-        break;
-      case plan::Kernel::PrefillAttention: // a persistent grid's counters
-        kind = kernels::AttentionKind::Prefill;
-        break;
-      case plan::Kernel::ExtendAttention:
-        kind = kernels::AttentionKind::Extend;
-        break;
-      case plan::Kernel::TreeAttention:
-        kind = kernels::AttentionKind::Tree;
-        break;
-      case plan::Kernel::Embedding:
-      case plan::Kernel::RmsNorm:
-      case plan::Kernel::HeadNorm:
-      case plan::Kernel::AddRmsNorm:
-      case plan::Kernel::Linear:
-      case plan::Kernel::SplitHeads:
-      case plan::Kernel::MergeHeads:
-      case plan::Kernel::HeadSlice:
-      case plan::Kernel::SiluMul:
-      case plan::Kernel::Silu:
-      case plan::Kernel::SigmoidMul:
-      case plan::Kernel::Add:
-      case plan::Kernel::Swiglu:
-      case plan::Kernel::Rope:
-      case plan::Kernel::KvAppend:
-      case plan::Kernel::Attention:
-      case plan::Kernel::LinearAttention:
-      case plan::Kernel::RopeKvWrite:
-      case plan::Kernel::LightningPrefill:
-      case plan::Kernel::LightningDecode:
-      case plan::Kernel::Logits:
+      const std::optional<kernels::AttentionKind> kind =
+          splitAttentionKind(l.kernel());
+      if (!kind)
         continue;
-      }
       kernels::AttentionDims d;
       d.numQHeads = int32_t(p.buffers[l.inputs[0]].shape[1].value);
       d.numKvHeads = int32_t(plan_.kvCache.kvHeads);
       d.headDim = int32_t(plan_.kvCache.headDim);
-      bytes = std::max(bytes, kernels::attentionWorkspaceBound(kind, d));
+      bytes = std::max(bytes, kernels::attentionWorkspaceBound(*kind, d));
     }
   if (bytes <= workspace_.bytes() && workspace_.get())
     return Status::success();

@@ -320,6 +320,37 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
     return Status::error("layer " + std::to_string(layer) + " has no KV cache");
   };
 
+  // Extend, decode and tree verify: queries (input 0) over the paged cache;
+  // a tree's parent ids are input 3.
+  enum class PagedAttention { Extend, Decode, Tree };
+  auto pagedAttention = [&](double scale, int64_t slidingWindow,
+                            PagedAttention kind) -> Status {
+    if (size_t(layer) >= state.kPools.size())
+      return noCache();
+    const kernels::AttentionDims d =
+        attentionDimsOf(kv, B, buf(0, false).shape[1].value, act, scale,
+                        slidingWindow);
+    kernels::AttentionTensors t = attentionTensors(state, pagedCache(0));
+    t.q = in0(0);
+    t.out = out0(0);
+    const bool decode = kind == PagedAttention::Decode;
+    const kernels::AttentionLaunch launch =
+        attentionLaunch(state, shape, decode);
+    if (B == 0)
+      return Status::success();
+    switch (kind) {
+    case PagedAttention::Extend:
+      return kernels::attentionExtend(d, t, launch, stream);
+    case PagedAttention::Decode:
+      return kernels::attentionDecode(d, t, launch, stream);
+    case PagedAttention::Tree:
+      t.parentIds = static_cast<const int32_t *>(in0(3));
+      t.positions = state.positions;
+      return kernels::attentionTree(d, t, launch, stream);
+    }
+    return Status::error("unknown paged attention kind");
+  };
+
   using plan::Kernel;
   switch (l.kernel()) {
   case Kernel::Embedding: {
@@ -465,8 +496,8 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
     const auto &p = l.as<plan::PrefillAttentionParams>();
     if (size_t(layer) >= state.kPools.size())
       return noCache();
-    kernels::AttentionDims d = attentionDims(B, p.numQHeads, act, p.scale,
-                                             p.slidingWindow);
+    kernels::AttentionDims d = attentionDimsOf(plan_.kvCache, B, p.numQHeads,
+                                               act, p.scale, p.slidingWindow);
     kernels::AttentionTensors t = attentionTensors(state, pagedCache(0));
     t.out = out0(0);
     t.q = in0(0);
@@ -495,47 +526,15 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
   }
   case Kernel::ExtendAttention: {
     const auto &p = l.as<plan::ExtendAttentionParams>();
-    if (size_t(layer) >= state.kPools.size())
-      return noCache();
-    kernels::AttentionDims d = attentionDims(B, buf(0, false).shape[1].value,
-                                             act, p.scale, p.slidingWindow);
-    kernels::AttentionTensors t = attentionTensors(state, pagedCache(0));
-    t.q = in0(0);
-    t.out = out0(0);
-    kernels::AttentionLaunch launch = attentionLaunch(state, shape, false);
-    if (B == 0)
-      return Status::success();
-    return kernels::attentionExtend(d, t, launch, stream);
+    return pagedAttention(p.scale, p.slidingWindow, PagedAttention::Extend);
   }
   case Kernel::PagedDecodeAttention: {
     const auto &p = l.as<plan::PagedDecodeAttentionParams>();
-    if (size_t(layer) >= state.kPools.size())
-      return noCache();
-    kernels::AttentionDims d = attentionDims(B, buf(0, false).shape[1].value,
-                                             act, p.scale, p.slidingWindow);
-    kernels::AttentionTensors t = attentionTensors(state, pagedCache(0));
-    t.q = in0(0);
-    t.out = out0(0);
-    kernels::AttentionLaunch launch = attentionLaunch(state, shape, true);
-    if (B == 0)
-      return Status::success();
-    return kernels::attentionDecode(d, t, launch, stream);
+    return pagedAttention(p.scale, p.slidingWindow, PagedAttention::Decode);
   }
   case Kernel::TreeAttention: {
     const auto &p = l.as<plan::TreeAttentionParams>();
-    if (size_t(layer) >= state.kPools.size())
-      return noCache();
-    kernels::AttentionDims d = attentionDims(B, buf(0, false).shape[1].value,
-                                             act, p.scale, p.slidingWindow);
-    kernels::AttentionTensors t = attentionTensors(state, pagedCache(0));
-    t.q = in0(0);
-    t.out = out0(0);
-    t.parentIds = static_cast<const int32_t *>(in0(3));
-    t.positions = state.positions;
-    kernels::AttentionLaunch launch = attentionLaunch(state, shape, false);
-    if (B == 0)
-      return Status::success();
-    return kernels::attentionTree(d, t, launch, stream);
+    return pagedAttention(p.scale, p.slidingWindow, PagedAttention::Tree);
   }
 
   case Kernel::LightningPrefill:
@@ -610,22 +609,6 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
     return Status::error("has no CUDA implementation");
   }
   return Status::error("has an unknown kernel code");
-}
-
-kernels::AttentionDims CudaProgram::attentionDims(int64_t batch,
-                                                  int64_t numQHeads,
-                                                  kernels::ActDType act,
-                                                  double scale,
-                                                  int64_t slidingWindow) const {
-  kernels::AttentionDims d;
-  d.batch = batch;
-  d.numQHeads = int32_t(numQHeads);
-  d.numKvHeads = int32_t(plan_.kvCache.kvHeads);
-  d.headDim = int32_t(plan_.kvCache.headDim);
-  d.dtype = act;
-  d.scale = float(scale);
-  d.slidingWindow = slidingWindow;
-  return d;
 }
 
 kernels::AttentionTensors

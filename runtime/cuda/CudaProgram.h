@@ -126,9 +126,6 @@ private:
                          const StepShape &shape, cudaStream_t stream);
   void *data(int32_t buffer, const DeviceState &state) const;
   /// The attention launchers' arguments shared by the four kernels.
-  kernels::AttentionDims attentionDims(int64_t batch, int64_t numQHeads,
-                                       kernels::ActDType act, double scale,
-                                       int64_t slidingWindow) const;
   static kernels::AttentionTensors
   attentionTensors(const DeviceState &state,
                    const kernels::KvCacheView &cache);

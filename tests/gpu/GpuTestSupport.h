@@ -21,6 +21,11 @@
 
 namespace strata::kernels::test {
 
+/// Written into every 16-bit output before a run: a NaN in fp16 and bf16
+/// that no rounding produces (the canonical NaN is 0x7FFF), so an element
+/// left unwritten reads back as exactly this.
+constexpr uint16_t kPoison = 0xffff;
+
 /// The Check of BasicDeviceBuffer inside a Catch2 test case.
 struct RequireCudaSuccess {
   static void check(cudaError_t err, const char *what) {

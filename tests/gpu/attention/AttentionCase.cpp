@@ -1,7 +1,7 @@
 #include "tests/gpu/attention/AttentionCase.h"
 
 #include "kernels/cpu/AttentionRef.h"
-#include "kernels/cpu/HalfTypes.h"
+#include "kernels/cpu/CpuAccess.h"
 #include "tests/gpu/GpuTestSupport.h"
 
 #include <catch2/catch.hpp>
@@ -18,22 +18,14 @@ namespace strata::kernels::attention_test {
 
 namespace {
 
-/// A NaN in fp16 and bf16 that no rounding produces: an element the kernel
-/// leaves unwritten reads back as exactly this.
-constexpr uint16_t kPoison = 0xffff;
-
 using test::DeviceBuffer;
-
-float toFloat(uint16_t bits, ActDType t) {
-  return t == ActDType::BF16 ? bf16BitsToFloat(bits) : f16BitsToFloat(bits);
-}
+using test::kPoison;
 
 std::vector<uint16_t> randomNormal(std::mt19937_64 &rng, size_t n, ActDType t) {
   std::normal_distribution<float> normal(0.f, 1.f);
   std::vector<uint16_t> v(n);
   for (auto &x : v)
-    x = t == ActDType::BF16 ? floatToBf16Bits(normal(rng))
-                            : floatToF16Bits(normal(rng));
+    x = floatToHalfBits(t, normal(rng));
   return v;
 }
 
@@ -114,7 +106,7 @@ double compare(const std::vector<uint16_t> &gpu,
       uint16_t g = gpu[r * D + e];
       if (g == kPoison)
         ++unwritten;
-      float gv = toFloat(g, t), rv = toFloat(ref[r * D + e], t);
+      float gv = halfBitsToFloat(t, g), rv = halfBitsToFloat(t, ref[r * D + e]);
       if (!std::isfinite(gv))
         ++bad;
       num += double(gv - rv) * (gv - rv);

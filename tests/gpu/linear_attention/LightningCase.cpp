@@ -70,7 +70,7 @@ void addHeadError(ErrorStats &stats, const std::vector<uint16_t> &gpu,
   for (int64_t row : rows)
     for (int j = 0; j < hd; ++j) {
       int64_t i = row * stride + static_cast<int64_t>(h) * hd + j;
-      double g = halfToFloat(gpu[i], dtype), r = halfToFloat(ref[i], dtype);
+      double g = halfBitsToFloat(dtype, gpu[i]), r = halfBitsToFloat(dtype, ref[i]);
       finite = finite && std::isfinite(g);
       num += (g - r) * (g - r);
       den += r * r;
@@ -144,7 +144,7 @@ void runPrefillCase(const PrefillCase &c, std::mt19937_64 &rng) {
   auto k = randomHalves(total * row, c.dtype, rng);
   auto v = randomHalves(total * row, c.dtype, rng);
   std::vector<uint16_t> out(total * row, kPoison);
-  std::vector<float> decay = decayRates(c.heads);
+  std::vector<float> decay = logSpacedDecayRates(c.heads);
   std::vector<float> state = makeState(numSlots, c.heads, hd, slots, rng);
 
   DeviceBuffer<uint16_t> dq(q), dk(k), dv(v), dout(out);
@@ -217,7 +217,7 @@ void runDecodeCase(const DecodeCase &c, std::mt19937_64 &rng) {
   // [batch, 3, heads, headDim]: the token strides are 3 rows.
   auto qkv = randomHalves(batch * 3 * row, c.dtype, rng);
   std::vector<uint16_t> out(batch * row, kPoison);
-  std::vector<float> decay = decayRates(c.heads);
+  std::vector<float> decay = logSpacedDecayRates(c.heads);
   std::vector<float> state = makeState(numSlots, c.heads, hd, slots, rng);
 
   DeviceBuffer<uint16_t> dqkv(qkv), dout(out);

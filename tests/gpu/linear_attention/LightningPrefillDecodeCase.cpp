@@ -20,7 +20,7 @@ double headError(const std::vector<uint16_t> &gpu,
   for (int64_t r = rowBegin; r < rowEnd; ++r)
     for (int j = 0; j < hd; ++j) {
       int64_t i = (r * rowStep + rowOffset) * row + int64_t(h) * hd + j;
-      double g = halfToFloat(gpu[i], dtype), x = halfToFloat(ref[i], dtype);
+      double g = halfBitsToFloat(dtype, gpu[i]), x = halfBitsToFloat(dtype, ref[i]);
       finite = finite && std::isfinite(g);
       num += (g - x) * (g - x);
       den += x * x;
@@ -64,7 +64,7 @@ void runPrefillThenDecode(ActDType dtype, int hd,
   auto k = randomHalves(rows * row, dtype, rng);
   auto v = randomHalves(rows * row, dtype, rng);
   std::vector<uint16_t> poisoned(rows * row, kPoison);
-  std::vector<float> decay = decayRates(heads);
+  std::vector<float> decay = logSpacedDecayRates(heads);
   // Path A (prefill, then decode) uses slot b, path B (decode only) slot
   // batch + b; both start from the same saved state. Slot 2 * batch is
   // never named.

@@ -3,7 +3,8 @@
 #ifndef STRATA_TESTS_GPU_LINEAR_ATTENTION_LIGHTNINGTESTUTIL_H
 #define STRATA_TESTS_GPU_LINEAR_ATTENTION_LIGHTNINGTESTUTIL_H
 
-#include "kernels/cpu/HalfTypes.h"
+#include "kernels/cpu/CpuAccess.h"
+#include "kernels/linear_attention/DecayRange.h"
 #include "kernels/linear_attention/LightningTypes.h"
 #include "tests/gpu/GpuTestSupport.h"
 
@@ -17,22 +18,12 @@
 
 namespace strata::kernels::lightning_test {
 
-/// Written into every output before a run: a NaN in fp16 and bf16 that no
-/// rounding produces, so an unwritten element reads back as exactly this.
-constexpr uint16_t kPoison = 0xffff;
 /// Written into state slots that no sequence names: a NaN payload that no
 /// arithmetic produces.
 constexpr uint32_t kStatePoison = 0x7fc0dead;
 
 using test::DeviceBuffer;
-
-inline float halfToFloat(uint16_t bits, ActDType dtype) {
-  return dtype == ActDType::BF16 ? bf16BitsToFloat(bits) : f16BitsToFloat(bits);
-}
-
-inline uint16_t floatToHalf(float x, ActDType dtype) {
-  return dtype == ActDType::BF16 ? floatToBf16Bits(x) : floatToF16Bits(x);
-}
+using test::kPoison;
 
 /// n values drawn from N(0, 1) in the 16-bit dtype: the magnitudes of
 /// projected, un-normalised activations.
@@ -41,17 +32,8 @@ inline std::vector<uint16_t> randomHalves(size_t n, ActDType dtype,
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<uint16_t> out(n);
   for (uint16_t &x : out)
-    x = floatToHalf(normal(rng), dtype);
+    x = floatToHalfBits(dtype, normal(rng));
   return out;
-}
-
-/// Decay rates log-spaced from 1e-3 (head 0) to 1 (last head).
-inline std::vector<float> decayRates(int heads) {
-  std::vector<float> rates(heads);
-  for (int h = 0; h < heads; ++h)
-    rates[h] =
-        heads == 1 ? 1e-2f : std::pow(10.0f, -3.0f + 3.0f * h / (heads - 1));
-  return rates;
 }
 
 /// A state tensor of numSlots slots: slots in `used` get N(0, 4) values (a

@@ -4,7 +4,7 @@
 #define STRATA_TESTS_GPU_ROPE_KV_ROPEKVTESTSUPPORT_H
 
 #include "kernels/common/RopeKvTypes.h"
-#include "kernels/cpu/HalfTypes.h"
+#include "kernels/cpu/CpuAccess.h"
 #include "tests/gpu/GpuTestSupport.h"
 
 #include <catch2/catch.hpp>
@@ -19,18 +19,6 @@
 
 namespace strata::kernels::test {
 
-/// Written into every output before a run: a NaN in fp16 and in bf16 that
-/// no rounding produces (canonical NaN is 0x7FFF), so an element left
-/// unwritten reads back as exactly this and one written by mistake does not.
-constexpr uint16_t kPoison = 0xffff;
-
-inline uint16_t toAct(ActDType type, float f) {
-  return type == ActDType::BF16 ? floatToBf16Bits(f) : floatToF16Bits(f);
-}
-
-inline float fromAct(ActDType type, uint16_t bits) {
-  return type == ActDType::BF16 ? bf16BitsToFloat(bits) : f16BitsToFloat(bits);
-}
 
 /// Random values in +-[lo, hi], never zero.
 inline std::vector<uint16_t> randomAct(std::mt19937_64 &rng, ActDType type,
@@ -39,7 +27,7 @@ inline std::vector<uint16_t> randomAct(std::mt19937_64 &rng, ActDType type,
   std::vector<uint16_t> out(count);
   for (auto &x : out) {
     float v = mag(rng) * ((rng() & 1) ? 1.0f : -1.0f);
-    x = toAct(type, v);
+    x = floatToHalfBits(type, v);
   }
   return out;
 }
@@ -98,15 +86,15 @@ inline CompareResult compareAct(const std::vector<uint16_t> &got,
     bool ok = w != kPoison && g != kPoison && !isNanBits(g, type) &&
               !isNanBits(w, type) && !exact(i) &&
               (std::abs(orderedBits(g) - orderedBits(w)) <= 1 ||
-               std::fabs(fromAct(type, g) - fromAct(type, w)) <= kAbsTol);
+               std::fabs(halfBitsToFloat(type, g) - halfBitsToFloat(type, w)) <= kAbsTol);
     if (ok) {
       ++r.rounding;
       continue;
     }
     if (r.bad++ == 0)
       r.firstBad = "element " + std::to_string(i) + ": got " + hex16(g) + " (" +
-                   std::to_string(fromAct(type, g)) + ") want " + hex16(w) +
-                   " (" + std::to_string(fromAct(type, w)) + ")" +
+                   std::to_string(halfBitsToFloat(type, g)) + ") want " + hex16(w) +
+                   " (" + std::to_string(halfBitsToFloat(type, w)) + ")" +
                    (exact(i) ? " [exact copy expected]" : "");
   }
   return r;
