@@ -1,5 +1,8 @@
 #include "runtime/plan/Plan.h"
 
+#include <type_traits>
+#include <variant>
+
 namespace strata::plan {
 
 const char *toString(DType t) {
@@ -81,45 +84,22 @@ std::string launchName(const Launch &l) {
   return name;
 }
 
+namespace {
+template <typename P, typename = void> struct HasLayer : std::false_type {};
+template <typename P>
+struct HasLayer<P, std::void_t<decltype(P::layer)>> : std::true_type {};
+} // namespace
+
 std::optional<int64_t> launchLayer(const Launch &l) {
-  switch (l.kernel()) {
-  case Kernel::KvAppend:
-    return l.as<KvAppendParams>().layer;
-  case Kernel::Attention:
-    return l.as<AttentionParams>().layer;
-  case Kernel::LinearAttention:
-    return l.as<LinearAttentionParams>().layer;
-  case Kernel::RopeKvWrite:
-    return l.as<RopeKvWriteParams>().layer;
-  case Kernel::ExtendAttention:
-    return l.as<ExtendAttentionParams>().layer;
-  case Kernel::PagedDecodeAttention:
-    return l.as<PagedDecodeAttentionParams>().layer;
-  case Kernel::TreeAttention:
-    return l.as<TreeAttentionParams>().layer;
-  case Kernel::LightningPrefill:
-    return l.as<LightningPrefillParams>().layer;
-  case Kernel::LightningDecode:
-    return l.as<LightningDecodeParams>().layer;
-  case Kernel::Embedding:
-  case Kernel::RmsNorm:
-  case Kernel::HeadNorm:
-  case Kernel::AddRmsNorm:
-  case Kernel::Linear:
-  case Kernel::SplitHeads:
-  case Kernel::MergeHeads:
-  case Kernel::HeadSlice:
-  case Kernel::SiluMul:
-  case Kernel::Silu:
-  case Kernel::SigmoidMul:
-  case Kernel::Add:
-  case Kernel::Swiglu:
-  case Kernel::Rope:
-  case Kernel::PrefillAttention:
-  case Kernel::Logits:
-    return std::nullopt;
-  }
-  return std::nullopt;
+  // The parameter structs with a layer field are the launches of one layer.
+  return std::visit(
+      [](const auto &p) -> std::optional<int64_t> {
+        if constexpr (HasLayer<std::decay_t<decltype(p)>>::value)
+          return p.layer;
+        else
+          return std::nullopt;
+      },
+      l.params);
 }
 
 bool Program::operator==(const Program &o) const {
@@ -133,7 +113,8 @@ bool Plan::operator==(const Plan &o) const {
          weightInitStd == o.weightInitStd &&
          vocabSize == o.vocabSize && limits == o.limits &&
          kvCache == o.kvCache && linearState == o.linearState &&
-         weights == o.weights && programs == o.programs;
+         weights == o.weights && checkpoint == o.checkpoint &&
+         maxPositions == o.maxPositions && programs == o.programs;
 }
 
 int64_t numElements(const std::vector<Dim> &shape, int64_t tokens,
