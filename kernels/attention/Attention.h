@@ -1,6 +1,8 @@
 // Softmax attention over the KV cache on tensor cores: prefill, extend,
-// paged decode and tree verify, four named launchers over one templated
-// kernel (kernels/attention/AttentionKernel.cuh). The operands and their
+// paged decode and tree verify, four named launchers over two kernels
+// (kernels/attention/AttentionDecodeKernel.cuh for decode,
+// AttentionRowsKernel.cuh for the others), each instantiated on the named
+// configurations of AttentionTraits.cuh. The operands and their
 // meaning are those of the CPU reference (kernels/common/AttentionTypes.h,
 // kernels/cpu/AttentionRef.h); every launcher computes what attentionRef
 // computes, up to fp32 summation order and the rounding of the softmax

@@ -1,11 +1,11 @@
-// Decode's copies of K and V stages (AttentionKernel.cuh, the mma.sync
+// Decode's copies of K and V stages (AttentionDecodeKernel.cuh, the mma.sync
 // configuration, where every thread loads; the wgmma configuration's
 // producer has its own loop, AttentionProducer.cuh). A stage's
 // block-table entries are read one stage before its copies (the prologue
 // reads those of every prefetched stage at once): a lookup right before
 // its copies had put a dependent L2 round trip in front of every stage.
 // The main loop issues them ahead of the copies in flight, which they
-// would otherwise queue behind (AttentionKernel.cuh).
+// would otherwise queue behind (AttentionDecodeKernel.cuh).
 // Decode reads each key once per step, so its lines leave L2 first (rows
 // blocks share their tiles).
 #ifndef STRATA_KERNELS_ATTENTION_ATTENTIONDECODECOPIES_CUH

@@ -72,7 +72,7 @@ struct AttnParams {
   int32_t peerWaitNs; // how long a peer waits for its siblings
   // 128-key rows, one split: > 0, the number of items (row tiles x kv
   // heads x sequences) a grid of the blocks the GPU holds takes one after
-  // another from the workspace counter (AttentionKernel.cuh); 0, one
+  // another from the workspace counter (AttentionRowsKernel.cuh); 0, one
   // block per item.
   int32_t persistItems;
 };

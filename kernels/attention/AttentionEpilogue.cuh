@@ -1,4 +1,5 @@
-// Ends of the attention kernel's blocks (AttentionKernel.cuh): O written
+// Ends of the attention kernels' blocks (AttentionDecodeKernel.cuh,
+// AttentionRowsKernel.cuh): O written
 // out as T (one split) or as the split's partial (T for rows, fp32 for
 // decode; AttentionMerge.cuh) and log2-sum-exp (Attention.h, Split-KV).
 //

@@ -1,4 +1,5 @@
-// Work items of the attention kernel (AttentionKernel.cuh): where a block's
+// Work items of the attention kernels (AttentionDecodeKernel.cuh,
+// AttentionRowsKernel.cuh): where a block's
 // item lies in the grid (locateItem) and its rows and key range (setItem).
 // An item is one row tile of one kv head of one sequence, and with
 // split-KV one split of its keys. The producer warpgroup and the compute
@@ -54,7 +55,7 @@ enum ItemSlot : int {
 };
 
 /// Places item L (persistent) or the block's item; false when there is no
-/// such item. Grid: see attentionKernel.
+/// such item. Grid: see attentionRowsKernel and attentionDecodeKernel.
 __device__ __forceinline__ bool locateItem(const AttnParams &p, int32_t L,
                                            bool persist, bool clustered,
                                            ItemPlace &at) {
@@ -128,7 +129,7 @@ __device__ __forceinline__ bool setItem(const AttnParams &p, AttnItem &it,
   // SLIV, split items whose new tokens' keys fit one stage (a tree
   // verify, a short extend): the splits cut the cached keys alone, and
   // the new keys go in 16-key slivers to splits 0, 1, ... (the compute
-  // warps' end, AttentionKernel.cuh). In the last split they make its
+  // warps' end, AttentionRowsKernel.cuh). In the last split they make its
   // range a stage longer than the others', and that stage is the item's
   // critical path; the launcher takes SLIV where a split's cached stages
   // are few (rowsSlivers, AttentionLaunch.cuh).

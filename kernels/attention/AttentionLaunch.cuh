@@ -6,7 +6,8 @@
 #define STRATA_KERNELS_ATTENTION_ATTENTIONLAUNCH_CUH
 
 #include "kernels/attention/Attention.h"
-#include "kernels/attention/AttentionKernel.cuh"
+#include "kernels/attention/AttentionDecodeKernel.cuh"
+#include "kernels/attention/AttentionRowsKernel.cuh"
 #include "kernels/attention/AttentionSwitches.h"
 #include "kernels/attention/AttentionTraits.cuh"
 #include "kernels/common/CudaCheck.h"
@@ -37,7 +38,7 @@ constexpr int64_t kSliverMaxStages = 12;
 
 /// Whether a tree verify or an extend on 64-key stages gives its split
 /// items' new keys to the first splits in 16-key slivers
-/// (AttentionKernel.cuh, SLIV): the switch is on, every item's new keys
+/// (AttentionRowsKernel.cuh, SLIV): the switch is on, every item's new keys
 /// fit one stage (at most 64 tokens a sequence), the launch splits, and a
 /// split's cached keys are few stages (kSliverMaxStages), where the stage
 /// the new keys add to the last split is much of a split's time. A chain
@@ -130,6 +131,15 @@ void setCacheGeometry(AttnParams &p, const AttentionDims &dims,
 void setTileMaps(AttnParams &p, const AttentionDims &dims,
                  const KvCacheView &cache, int stageKeys);
 
+/// The kernel of configuration Tr: the rows kernel on wgmma, the decode
+/// kernel on mma.sync.
+template <typename T, typename Tr> constexpr auto kernelFor() {
+  if constexpr (Tr::kWgmma)
+    return attentionRowsKernel<T, Tr>;
+  else
+    return attentionDecodeKernel<T, Tr>;
+}
+
 /// Whether two configurations launch alike (threads, shared memory, rows,
 /// stages): what the workspace plan depends on.
 inline bool sameShape(const Config &a, const Config &b) {
@@ -195,7 +205,7 @@ Status launchConfig(const char *name, AttentionKind kind,
   if constexpr (WG)
     setTileMaps(p, dims, t.cache, Tr::kStageKeys);
   const size_t smem = cfg.smemBytes;
-  auto kernel = attentionKernel<T, Tr>;
+  auto kernel = kernelFor<T, Tr>();
   STRATA_CUDA_RETURN_IF_ERROR(ensureDynamicSmem(kernel, int(smem)), name);
   // Split-KV: decode items are a few rows, merged by their last block. A
   // rows item is 128 rows, whose partials one block merging alone read for

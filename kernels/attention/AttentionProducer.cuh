@@ -1,5 +1,5 @@
 // The producer warpgroup of the attention kernel's wgmma configuration
-// (AttentionKernel.cuh, FlashAttention-3 structure): it only issues
+// (AttentionRowsKernel.cuh, FlashAttention-3 structure): it only issues
 // copies. Per item, Q (QS) and the K and V tiles go into the stage ring,
 // by tensor copies of whole tiles where the launcher encoded tensor maps,
 // else by cp.async; full and empty mbarriers hand each stage to the
@@ -38,7 +38,7 @@ struct ProducerShared {
 /// Runs the producer warpgroup (threads [0, kProducerThreads)) of a block
 /// until its last item's copies are issued and have landed. cur: the
 /// block's first item, placed and set (setItem); taken: the item it holds
-/// (persistent). Loader places (attentionKernel): thread tid moves chunks
+/// (persistent). Loader places (LoaderPlaces, AttentionBlock.cuh): thread tid moves chunks
 /// tid % TPR + m * TPR of key rows keyInPass + j * (threads / TPR), at
 /// shared-memory offsets sOff[m] within a pass; kSrc / vSrc: the K and V
 /// cache plus the thread's first chunk.

@@ -1,5 +1,5 @@
 // New-key slivers of the attention kernel's rows configuration
-// (AttentionKernel.cuh, SLIV): split items whose new tokens' keys fit one
+// (AttentionRowsKernel.cuh, SLIV): split items whose new tokens' keys fit one
 // 64-key stage give them to the first splits in 16-key slivers, and each
 // sliver's mask is its rows' visible new keys as bits, computed here by
 // the producer warps so that the sliver's softmax only shifts them out

@@ -1,5 +1,5 @@
 // Masks and the online softmax of the attention kernel's compute warps
-// (AttentionKernel.cuh), for one slice of scores at a time: a tile's KW
+// (AttentionDecodeKernel.cuh, AttentionRowsKernel.cuh), for one slice of scores at a time: a tile's KW
 // keys or a new-key sliver's 16. A lane holds two rows of its warp's 16
 // (rows lane / 4 and lane / 4 + 8) and, per 8-key n-tile, two columns of
 // each: s[n][2 h + e] is row h, key n * 8 + (lane & 3) * 2 + e.

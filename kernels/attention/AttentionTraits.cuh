@@ -108,7 +108,7 @@ struct AttentionTraits {
                             kComputeThreads * kComputeRegs<kQInSmem> <=
                         (65536 / kThreads) / 8 * 8 * kThreads,
                 "the register split fits the block's registers");
-  // Loader places (AttentionKernel.cuh): a thread's key rows are a pass
+  // Loader places (AttentionBlock.cuh): a thread's key rows are a pass
   // apart, a multiple of the 8-row swizzle period.
   static_assert((HeadDim / 8) % Loaders == 0, "whole chunks per loader");
   static_assert((Wgmma ? kProducers : kComputeThreads) / Loaders % 8 == 0,

@@ -107,7 +107,7 @@ __device__ __forceinline__ void warpgroupSetMaxRegs() {
 #define STRATA_WGMMA_AB "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
 
 // N = 16: the scores of a 16-key sliver (the new keys of a split item,
-// AttentionKernel.cuh).
+// AttentionRowsKernel.cuh).
 #define STRATA_WGMMA_N16(NAME, TY, TRANS_B)                                    \
   __device__ __forceinline__ void NAME(float(&d)[2][4], const uint32_t(&a)[4], \
                                        uint64_t desc, int accumulate) {        \

@@ -1,50 +1,36 @@
-// The one attention kernel behind every launcher of Attention.h
-// (FlashAttention-2 structure, fp32 accumulation): mma.sync m16n8k16 for
-// decode, warpgroup MMA (wgmma, sm_90a) for prefill, extend and tree.
+// The rows kernel behind prefill, extend and tree verify (the wgmma
+// configurations of AttentionTraits.cuh; FlashAttention-3 structure,
+// warpgroup MMA on sm_90a, fp32 accumulation).
 //
 // Rows. The q heads of one kv head are processed together: row r of a
 // work item is query token r / G, q head kvHead * G + r % G (G = group
-// size). K and V tiles are then loaded once for all G heads, which is what
-// makes GQA decode memory bound on the cache alone.
+// size). K and V tiles are then loaded once for all G heads.
 //
-// Warps. Each compute warp owns 16 rows and a KW-key slice of every
-// shared-memory stage.
-//  - WM = 8, WN = 1, WG (prefill, extend, tree): 128 rows per block, two
-//    compute warpgroups of 64 rows sharing each key stage (64 keys, or 128
-//    for long prefills and extends, whose Q then sits in shared memory:
-//    QS), plus a producer warpgroup that only issues the copies
-//    (FlashAttention-3 structure). A K/V tile feeds 128 rows: with 64 the
-//    tiles' traffic from L2 bounded the kernel. The compute warpgroups take
-//    turns at the tensor cores, so that one's softmax runs under the other's
-//    products (see the main loop).
-//  - WM = 1, WN = 4 (decode): 16 rows per block, each warp takes its own
-//    KW keys of a 4*KW-key stage; the four partial softmax states are
-//    merged through shared memory at the end.
+// Warps. 128 rows per block: two compute warpgroups of 64 rows sharing
+// each key stage (64 keys, or 128 for long prefills and extends, whose Q
+// then sits in shared memory: QS), plus a producer warpgroup that only
+// issues the copies (AttentionProducer.cuh). A K/V tile feeds 128 rows:
+// with 64 the tiles' traffic from L2 bounds the kernel. The compute
+// warpgroups take turns at the tensor cores, so that one's softmax runs
+// under the other's products (see the main loop).
 //
-// Stages. K and V tiles go global -> shared with cp.async (16 bytes per
-// thread, L1 bypassed), NST stages deep (wgmma: handed between producer
-// and compute warps by mbarriers, and whole tiles by tensor copies where
-// the launcher encoded tensor maps of the cache); 16-byte chunks are
-// XOR-swizzled by row so that ldmatrix reads are conflict free, and for
-// wgmma the same XOR in 128-byte rows is the descriptor's and the tensor
-// maps' 128-byte swizzle. Keys outside the range are zero-filled so that
-// masked weights never multiply garbage.
+// Stages. K and V tiles go global -> shared NST stages deep, handed
+// between producer and compute warps by mbarriers: whole tiles by tensor
+// copies where the launcher encoded tensor maps of the cache, else by
+// cp.async (16 bytes per thread). 16-byte chunks are XOR-swizzled by row
+// in 128-byte rows, the descriptor's and the tensor maps' 128-byte
+// swizzle. Keys outside the range are zero-filled so that masked weights
+// never multiply garbage.
 //
-// Split-KV (Attention.h): each split's partial (O / l, log2-sum-exp) goes
-// to the workspace; decode items merge in their last block, row items in
-// their cluster, by their own blocks or in attentionMergeKernel. Short
-// split trees and extends (SLIV) give their new keys to the first splits
-// in 16-key slivers (AttentionSlivers.cuh).
-//
-// Parts: work items (AttentionItem.cuh), the wgmma producer
-// (AttentionProducer.cuh), decode's copies (AttentionDecodeCopies.cuh),
-// masks and online softmax (AttentionSoftmax.cuh), block ends
-// (AttentionEpilogue.cuh), split-KV merges (AttentionMerge.cuh); here the
-// block's setup, the compute warps' main loops and the order of it all.
-#ifndef STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
-#define STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
+// Split-KV (Attention.h): each split's partial (O / l as T, log2-sum-exp)
+// is merged in the item's cluster, by the item's own blocks or in
+// attentionMergeKernel (AttentionMerge.cuh). Short split trees and
+// extends (SLIV) give their new keys to the first splits in 16-key
+// slivers (AttentionSlivers.cuh).
+#ifndef STRATA_KERNELS_ATTENTION_ATTENTIONROWSKERNEL_CUH
+#define STRATA_KERNELS_ATTENTION_ATTENTIONROWSKERNEL_CUH
 
-#include "kernels/attention/AttentionDecodeCopies.cuh"
+#include "kernels/attention/AttentionBlock.cuh"
 #include "kernels/attention/AttentionDevice.cuh"
 #include "kernels/attention/AttentionEpilogue.cuh"
 #include "kernels/attention/AttentionItem.cuh"
@@ -52,6 +38,7 @@
 #include "kernels/attention/AttentionProducer.cuh"
 #include "kernels/attention/AttentionSlivers.cuh"
 #include "kernels/attention/AttentionSoftmax.cuh"
+#include "kernels/attention/AttentionTraits.cuh"
 #include "kernels/attention/AttentionTrace.cuh"
 #include "kernels/attention/Wgmma.cuh"
 #include "kernels/common/Barriers.cuh"
@@ -65,42 +52,40 @@ namespace strata::kernels::attention_detail {
 /// Grid: x = rowTile + rowTiles * split (row tiles of one split adjacent,
 /// so that they read the same keys while these are in L2), or with
 /// p.clusterMerge rowTile * numSplits + split (an item's splits are one
-/// cluster); y = kv head, z = sequence. Tr: the configuration's traits
-/// (AttentionTraits.cuh), which assert its invariants.
+/// cluster); y = kv head, z = sequence. Tr: one of the wgmma
+/// configurations (AttentionTraits.cuh), which assert its invariants.
 template <typename T, typename Tr>
 __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
-    attentionKernel(const __grid_constant__ AttnParams p) {
+    attentionRowsKernel(const __grid_constant__ AttnParams p) {
+  static_assert(Tr::kWgmma, "the rows kernel runs on wgmma");
   constexpr int D = Tr::kHeadDim;
-  constexpr int WM = Tr::kWarpsM, WN = Tr::kWarpsN; // warps over rows, keys
   constexpr int KW = Tr::kKeysPerWarp, NST = Tr::kStages;
-  constexpr bool WG = Tr::kWgmma;
   constexpr int TPR = Tr::kLoadersPerRow;
   // SLIV: split items' new keys in slivers of the first splits (64-key
   // stages; setItem).
   constexpr bool SLIV = Tr::kSlivers;
   constexpr int NWARP = Tr::kComputeWarps;
   constexpr int NTC = Tr::kComputeThreads;
-  constexpr int NTP = Tr::kProducers; // wgmma path
+  constexpr int NTP = Tr::kProducers;
   // Q from shared memory (SS) with 128-key stages, else in registers (RS).
   constexpr bool QS = Tr::kQInSmem;
   // The dependency wait comes after the lengths, positions and block tables
   // are read (step inputs no kernel writes, Attention.h) and the first
-  // stages' copies of cached keys issued (decode; the rows' producer).
+  // stages' copies of cached keys issued (by the producer).
   using Ops = MmaOps<T>;
   constexpr int ROWS = Tr::kRows;
   constexpr int SK = Tr::kStageKeys; // keys per stage
-  constexpr int CH = D / 8;          // 16-byte chunks per row
   constexpr int STAGE_BYTES = Tr::kStageBytes;
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int32_t sInfo[4];
   STRATA_ATTN_TRACE_BEGIN;
 
-  // wgmma path: threads [0, NTP) load, the rest compute; ctid and warp
-  // number the compute threads and warps from 0.
+  // Threads [0, NTP) load, the rest compute; ctid and warp number the
+  // compute threads and warps from 0.
   const int tid = threadIdx.x, lane = tid & 31;
   const bool producer = tid < NTP;
-  const int ctid = producer ? 0 : tid - NTP, warp = ctid >> 5;
-  const bool clustered = WG && p.clusterMerge;
+  const int ctid = computeThread<Tr>(tid), warp = ctid >> 5;
+  const bool clustered = p.clusterMerge;
   const int G = p.group;
   // Persistent (p.persistItems > 0; 128-key stages, one split, launcher's
   // choice): a grid of the blocks the GPU holds at once, each taking items
@@ -123,14 +108,14 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   };
   auto placeItem = [&] { return locate(taken, cur.at); };
 
-  // wgmma path: full[s] completes when the producer's copies of the tile in
+  // full[s] completes when the producer's copies of the tile in
   // stage s have landed (NTP arrivals: each thread's cp.async arrival, or
   // for tensor copies plain arrivals and one that expects the tile's
   // bytes), empty[s] when every compute warp has read it (NWARP arrivals);
   // QS: qBar when the producer's copies of an item's Q have landed, qFree
   // when every compute warp's last product with it is done (NWARP
   // arrivals: the next item's Q may overwrite it).
-  __shared__ __align__(8) uint64_t stageBars[WG ? 2 * NST + 4 : 1];
+  __shared__ __align__(8) uint64_t stageBars[2 * NST + 4];
   const uint32_t fullBar =
       static_cast<uint32_t>(__cvta_generic_to_shared(stageBars));
   const uint32_t emptyBar = fullBar + 8 * NST;
@@ -148,7 +133,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   __shared__ int32_t sTicket[2];
   // Initialised before the lengths are read: the fence's latency then
   // passes under theirs (both precede the block barrier below).
-  if (WG && tid == 0) {
+  if (tid == 0) {
     for (int s = 0; s < NST; ++s) {
       mbarInit(fullBar + 8 * s, NTP);
       mbarInit(emptyBar + 8 * s, NWARP);
@@ -168,9 +153,6 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
           &rowsTotal = cur.rowsTotal, &row0 = cur.row0, &ks = cur.ks,
           &ke = cur.ke, &nTiles = cur.nTiles, &newKeys = cur.newKeys;
   const bool tree = p.parentIds != nullptr;
-  // Positions come only with trees (checked at launch), which never take
-  // 128-key stages: without them that configuration fits its registers.
-  const int32_t *&pos = cur.pos;
   auto setItem = [&]() -> bool {
     return attention_detail::setItem<ROWS, SK, QS, SLIV>(p, cur, tid, sInfo);
   };
@@ -186,100 +168,27 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   int32_t &tileBase = cur.tileBase;
 
   uint32_t smemBase = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  if (WG) // swizzle atoms at 1024-byte boundaries (1 KB more is allocated)
-    smemBase = (smemBase + 1023) & ~1023u;
-  // Place of 16-byte chunk ch of key row `key` of a K or V tile. mma.sync:
-  // rows of D * 2 bytes, chunks XOR-swizzled by key & 7. wgmma: the tile is
-  // cut into 64-element column halves, each [SK rows][128 bytes] with the
-  // same XOR, which is the descriptor's 128-byte swizzle (8-row atoms of
-  // 1024 bytes).
-  auto tileOffset = [](int key, int ch) -> uint32_t {
-    if constexpr (WG)
-      return uint32_t((ch / 8) * (SK * 128) + key * 128 +
-                      ((ch % 8) ^ (key & 7)) * 16);
-    else
-      return uint32_t(swz<CH>(key, ch));
-  };
-  // Loader: TPR threads per key row, each moving CH / TPR chunks of K and
-  // of V (TPR 8: a warp's copy covers 128 contiguous bytes of each of 4
-  // rows; AttentionRows.cu and AttentionDecode.cu say where each is used):
-  // decode's copies (AttentionDecodeCopies.cuh) or the wgmma producer's
-  // (AttentionProducer.cuh). A thread's key rows are KEYS_PER_PASS apart, a
-  // multiple of the 8-row swizzle period, so each of its chunks has the
-  // same shared-memory place in every row and stage up to a constant:
-  // computed once (sOff), one add per copy (that arithmetic had been a
-  // third of a decode block's instructions).
-  constexpr int LT = WG ? NTP : NTC; // loading threads (ltid = tid)
-  constexpr int KEYS_PER_PASS = LT / TPR;
-  constexpr int KEYS_PER_THREAD = SK / KEYS_PER_PASS;
-  constexpr int CPT = CH / TPR; // chunks per thread and key row
-  static_assert(KEYS_PER_PASS % 8 == 0, "rows of a thread share a swizzle");
-  static_assert(SK % KEYS_PER_PASS == 0, "a stage is whole passes");
-  const int keyInPass = tid / TPR;
-  uint32_t sOff[CPT];
-#pragma unroll
-  for (int m = 0; m < CPT; ++m)
-    sOff[m] = tileOffset(keyInPass, tid % TPR + m * TPR);
-  const uint16_t *kSrc = p.k + (tid % TPR) * 8;
-  const uint16_t *vSrc =
-      (p.paged ? p.v : p.k + int64_t(p.numKvHeads) * p.capacity * D) +
-      (tid % TPR) * 8;
-  const DecodeCopies<D, SK, LT, TPR> copies{
-      p, cur, smemBase, keyInPass, sOff, kSrc, vSrc, WG ? 0 : l2EvictFirst()};
-  using Lookup = typename decltype(copies)::Lookup;
-  auto lookupStage = [&](int tile, Lookup &blk) {
-    copies.lookupStage(tile, blk);
-  };
-  auto loadStage = [&](int tile, int stage, const Lookup &blk) {
-    copies.loadStage(tile, stage, blk);
-  };
+  // swizzle atoms at 1024-byte boundaries (1 KB more is allocated)
+  smemBase = (smemBase + 1023) & ~1023u;
+  // The producer's loader places (AttentionBlock.cuh).
+  LoaderPlaces<Tr> ld;
+  setLoaderPlaces<Tr>(p, tid, ld);
 
-  Lookup next; // block ids of the next tile to be issued
   // QS: the block's Q tile [ROWS][D] after the stages, laid out like a K
   // tile (column halves of 128-byte swizzled rows).
   const uint32_t qBase = smemBase + NST * STAGE_BYTES;
-  if constexpr (WG) {
-    __syncthreads(); // the stage barriers are initialised
-    if (producer) {
-      runProducer<D, SK, NST, ROWS, TPR, QS, SLIV>(
-          p, cur, taken, persist, clustered,
-          ProducerShared{smemBase, qBase, fullBar, emptyBar, qBar, qFreeBar,
-                         itemBar, visBar, sItem, sTicket, sInfo, sNewVis},
-          keyInPass, sOff, kSrc, vSrc);
-      return;
-    }
-    pdlWait(); // before Q, which the previous kernel may write
-    pdlLaunchDependents();
-    warpgroupSetMaxRegs<kComputeRegs<QS>, true>();
-  } else {
-    Lookup ahead[NST] = {};
-#pragma unroll
-    for (int s = 0; s < NST; ++s)
-      if (s < nTiles)
-        lookupStage(s, ahead[s]);
-    // Slots before the new tokens were written by earlier steps, not by
-    // the previous kernel (Attention.h): when the prologue's stages hold
-    // only such slots, their copies go out before the dependency wait and
-    // stream in under the previous kernel's tail.
-    const bool early = min(ke, ks + (NST - 1) * SK) <= prefix;
-    if (!early) {
-      pdlWait();
-      pdlLaunchDependents();
-    }
-#pragma unroll
-    for (int s = 0; s < NST - 1; ++s) {
-      if (s < nTiles)
-        loadStage(s, s, ahead[s]);
-      cpAsyncCommit();
-    }
-    if (early) {
-      pdlWait();
-      pdlLaunchDependents();
-    }
-#pragma unroll
-    for (int j = 0; j < KEYS_PER_THREAD; ++j)
-      next[j] = ahead[NST - 1][j];
+  __syncthreads(); // the stage barriers are initialised
+  if (producer) {
+    runProducer<D, SK, NST, ROWS, TPR, QS, SLIV>(
+        p, cur, taken, persist, clustered,
+        ProducerShared{smemBase, qBase, fullBar, emptyBar, qBar, qFreeBar,
+                       itemBar, visBar, sItem, sTicket, sInfo, sNewVis},
+        ld.keyInPass, ld.sOff, ld.kSrc, ld.vSrc);
+    return;
   }
+  pdlWait(); // before Q, which the previous kernel may write
+  pdlLaunchDependents();
+  warpgroupSetMaxRegs<kComputeRegs<QS>, true>();
 
   // The compute warps' items: the block's one, or (persistent) its items
   // in turn, as the producer walks them.
@@ -318,48 +227,14 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     STRATA_ATTN_TRACE_RESTART(persist);
     // Q: A fragments of each warp's 16 rows in registers (rows past the item
     // zero), or (QS) in shared memory, copied there by the producer.
-    const int32_t wRow = row0 + (WM > 1 ? 16 * warp : 0);
+    // Positions come only with trees (checked at launch), which never take
+    // 128-key stages: without them that configuration fits its registers.
     int32_t rTok[2], rSlot[2], rPos[2];
     bool rValid[2];
     uint32_t qf[QS ? 1 : D / 16][4];
-    const uint32_t *qSrc[2]; // wgmma: the rows' Q (rowQFragments)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      int32_t row = wRow + (lane >> 2) + 8 * h;
-      rValid[h] = row < rowsTotal && row < row0 + ROWS;
-      int32_t tok = rValid[h] ? row / G : 0;
-      int g = rValid[h] ? row - tok * G : 0;
-      rTok[h] = tok;
-      rSlot[h] = prefix + tok;
-      rPos[h] = pos ? __ldg(pos + tok) : rSlot[h];
-      if constexpr (!QS) {
-        const uint32_t *src = reinterpret_cast<const uint32_t *>(
-            p.q + ((int64_t(qBegin) + tok) * p.numQHeads + kvHead * G + g) * D);
-        if constexpr (WG) {
-          qSrc[h] = src;
-        } else {
-#pragma unroll
-          for (int kk = 0; kk < D / 16; ++kk) {
-            int c = kk * 8 + (lane & 3); // uint32 index: element 2c
-            qf[kk][0 + h] = rValid[h] ? __ldg(src + c) : 0u;
-            qf[kk][2 + h] = rValid[h] ? __ldg(src + c + 4) : 0u;
-          }
-        }
-      }
-    }
-    if constexpr (WG && !QS)
-      rowQFragments<D>(qSrc, rValid, lane, qf);
-    // Bounds over the warp's rows that decide whether a key slice needs the
-    // per-element mask.
-    int32_t wMaxPos =
-        max(rValid[0] ? rPos[0] : INT32_MIN, rValid[1] ? rPos[1] : INT32_MIN);
-    int32_t wMinSlot =
-        min(rValid[0] ? rSlot[0] : INT32_MAX, rValid[1] ? rSlot[1] : INT32_MAX);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      wMaxPos = max(wMaxPos, __shfl_xor_sync(0xffffffffu, wMaxPos, o));
-      wMinSlot = min(wMinSlot, __shfl_xor_sync(0xffffffffu, wMinSlot, o));
-    }
+    int32_t wMaxPos, wMinSlot;
+    setWarpRows<Tr>(p, cur, G, warp, lane, rTok, rSlot, rPos, rValid, wMaxPos,
+                    wMinSlot, qf);
 
     float o[D / 8][4];
 #pragma unroll
@@ -367,45 +242,21 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
       o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
     float mRow[2] = {-INFINITY, -INFINITY}, lRow[2] = {0.f, 0.f};
 
-    const int keyOff = WN > 1 ? KW * warp : 0; // this warp's keys in a stage
-    // ldmatrix addresses: a lane's row is the same in every 16-key step up to
-    // a constant, and of its chunk index only the low three bits meet the
-    // swizzle, so four offsets per operand cover every step (step i and i + 4
-    // are 128 bytes apart).
-    uint32_t kLd[4], vLd[4];
-    {
-      const int lm = lane >> 3, lr = lane & 7;
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        kLd[i] = uint32_t(
-            ((keyOff + (lm >> 1) * 8 + lr) * CH + ((2 * i + (lm & 1)) ^ lr)) *
-            16);
-        vLd[i] = uint32_t(
-            ((keyOff + (lm & 1) * 8 + lr) * CH + ((2 * i + (lm >> 1)) ^ lr)) *
-            16);
-      }
-    }
     const int32_t *parents = tree ? p.parentIds + qBegin : nullptr;
-    const MaskRows maskRows{p,      cur,  tree,    parents,  rTok,
-                            rSlot,  rPos, wMaxPos, wMinSlot, sNewVis,
-                            visBar, warp, lane};
+    const MaskRows maskRows{p,          cur,     tree,    parents, rTok,
+                            rSlot,    rPos,  wMaxPos, wMinSlot,
+                            sNewVis,    visBar,  warp,    lane};
     // Masks and online softmax for the scores s of the keys from slot tLo
     // on (AttentionSoftmax.cuh).
     auto softmaxScores = [&](auto &s, const int32_t tLo, float(&pScale)[2]) {
-      maskScores<WG>(s, tLo, maskRows);
+      maskScores<true>(s, tLo, maskRows);
       onlineSoftmax(s, p.scaleLog2, mRow, lRow, pScale);
     };
     auto rescaleO = [&](const float(&pScale)[2]) {
       if (needRescale(pScale))
         scaleO<D>(o, pScale);
     };
-    auto softmaxTile = [&](float(&s)[KW / 8][4], const int32_t tLo) {
-      float pScale[2];
-      softmaxScores(s, tLo, pScale);
-      rescaleO(pScale);
-    };
-
-    if constexpr (WG) {
+    {
       // Warpgroups of 64 rows on wgmma, taking turns at the tensor cores
       // (named barriers 1 and 2). In its turn a warpgroup issues the scores
       // of tile it and then PV of tile it - 1, and hands over. It waits for
@@ -622,95 +473,28 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
           issueSliverPV(sv, j);
         }
       }
-    } else {
-      for (int it = 0; it < nTiles; ++it) {
-        // The lookups go out before the copies: issued after them, each
-        // thread's loads queue behind its 16 copies.
-        Lookup after;
-        if (it + NST < nTiles)
-          lookupStage(it + NST, after);
-        if (it + NST - 1 < nTiles)
-          loadStage(it + NST - 1, (it + NST - 1) % NST, next);
-        cpAsyncCommit();
-        cpAsyncWait<NST - 1>();
-        __syncthreads();
-        STRATA_ATTN_TRACE_MARK(it == 0, 1);
-        const uint32_t kBase = smemBase + (it % NST) * STAGE_BYTES;
-        const uint32_t vBase = kBase + SK * D * 2;
-        const int32_t tLo = ks + it * SK + keyOff; // slot of this warp's key 0
-
-        if (tLo < ke) {
-          // S = Q K^T over this warp's KW keys.
-          float s[KW / 8][4];
-#pragma unroll
-          for (int n = 0; n < KW / 8; ++n)
-            s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-#pragma unroll
-          for (int kk = 0; kk < D / 16; ++kk) {
-#pragma unroll
-            for (int nb = 0; nb < KW / 16; ++nb) {
-              uint32_t bf[4];
-              ldmatrixX4(bf, kBase + kLd[kk % 4] + (kk / 4) * 128 +
-                                 nb * 16 * CH * 16);
-              mma16816<T>(s[2 * nb], qf[kk], bf[0], bf[1]);
-              mma16816<T>(s[2 * nb + 1], qf[kk], bf[2], bf[3]);
-            }
-          }
-          softmaxTile(s, tLo);
-          uint32_t a[KW / 16][4];
-          packP<T, KW>(s, a);
-#pragma unroll
-          for (int kk = 0; kk < KW / 16; ++kk) {
-#pragma unroll
-            for (int nd = 0; nd < D / 16; ++nd) {
-              uint32_t bf[4];
-              ldmatrixX4Trans(bf, vBase + vLd[nd % 4] + (nd / 4) * 128 +
-                                      kk * 16 * CH * 16);
-              mma16816<T>(o[2 * nd], a[kk], bf[0], bf[1]);
-              mma16816<T>(o[2 * nd + 1], a[kk], bf[2], bf[3]);
-            }
-          }
-        }
-        if (it + NST < nTiles)
-#pragma unroll
-          for (int j = 0; j < KEYS_PER_THREAD; ++j)
-            next[j] = after[j];
-        __syncthreads();
-      }
-      STRATA_ATTN_TRACE_MARK(true, 2);
     }
     // From here on only compute threads take part (the producer has left,
     // or in a persistent block fills the stages for the next item); the
-    // stages become the epilogue's buffer (decode, rows merged in a cluster,
-    // neither ever persistent) once every warp is done with them.
+    // stages become the epilogue's buffer (rows merged in a cluster, never
+    // persistent) once every warp is done with them.
     cpAsyncWait<0>();
-    if (!WG)
-      __syncthreads();
-    else if (clustered) // the end stages O in shared memory
+    if (clustered) // the end stages O in shared memory
       namedBarSync(3, NTC);
 
     const int64_t item =
         (b * p.numKvHeads + kvHead) * int64_t(p.rowTiles) + rowTile;
-    using Partial = std::conditional_t<WG, uint16_t, float>;
     const bool viaGlobal = p.numSplits > 1 && !clustered;
-    Partial *partO = viaGlobal ? static_cast<Partial *>(p.partO) +
-                                     (item * p.numSplits + split) * ROWS * D
-                               : nullptr;
-    float *partLse =
-        viaGlobal ? p.partLse + (item * p.numSplits + split) * ROWS : nullptr;
+    const SplitOut<Tr, uint16_t> out =
+        splitOut<Tr, uint16_t>(p, item, split, viaGlobal);
     const int validRows = min(ROWS, rowsTotal - row0);
-    // Rows: merged in a cluster, by their blocks or a kernel.
-    if constexpr (WG) {
-      rowsEpilogue<T, D, ROWS, NTC>(p, o, mRow, lRow, smem, warp, lane, ctid,
-                                    row0, validRows, qBegin, kvHead, partO,
-                                    partLse, clustered);
-      if (viaGlobal && p.peerMerge)
-        peerMergeRows<T, D, ROWS, NTC>(p, ctid, split, item, row0, validRows,
-                                       qBegin, kvHead, &sInfo[1]);
-    } else
-      decodeEpilogue<T, D, WN, NTC>(p, o, mRow, lRow, rValid, smem, warp, lane,
-                                    ctid, row0, validRows, qBegin, kvHead, item,
-                                    partO, partLse, &sInfo[1]);
+    // Merged in a cluster, by their blocks or a kernel.
+    rowsEpilogue<T, D, ROWS, NTC>(p, o, mRow, lRow, smem, warp, lane, ctid,
+                                  row0, validRows, qBegin, kvHead, out.partO,
+                                  out.partLse, clustered);
+    if (viaGlobal && p.peerMerge)
+      peerMergeRows<T, D, ROWS, NTC>(p, ctid, split, item, row0, validRows,
+                                     qBegin, kvHead, &sInfo[1]);
     STRATA_ATTN_TRACE_END(ctid == 0, nTiles,
                           persist ? (b * p.numKvHeads + kvHead) * p.rowTiles +
                                         p.rowTiles - 1 - rowTile
@@ -719,7 +503,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     // the plain test (a constant there) ptxas keeps the 64-key kernel's
     // main-loop values out of uniform registers. The 128-key kernel, the
     // other way round, loses them to the vote.
-    if (!WG || (QS ? !persist : __any_sync(0xffffffffu, true)))
+    if (QS ? !persist : __any_sync(0xffffffffu, true))
       break;
     const int doneItems = sLoop[warp] + 1;
     __syncwarp();
@@ -730,4 +514,4 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
 
 } // namespace strata::kernels::attention_detail
 
-#endif // STRATA_KERNELS_ATTENTION_ATTENTIONKERNEL_CUH
+#endif // STRATA_KERNELS_ATTENTION_ATTENTIONROWSKERNEL_CUH
