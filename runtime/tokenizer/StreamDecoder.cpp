@@ -17,6 +17,12 @@ bool StreamDecoder::shows(int32_t id) const {
          !(skipSpecial_ && tokenizer_->isSpecial(id));
 }
 
+bool StreamDecoder::isByteToken(int32_t id) const {
+  auto token = tokenizer_->idToToken(id);
+  return token && token->size() == 6 && token->substr(0, 3) == "<0x" &&
+         (*token)[5] == '>';
+}
+
 std::string StreamDecoder::step(int32_t id) {
   window_.push_back(id);
   std::string text = tokenizer_->decode(window_, skipSpecial_);
@@ -27,10 +33,18 @@ std::string StreamDecoder::step(int32_t id) {
     return {};
   std::string fresh = text.substr(prefix_.size());
   // Keep the window from the newest token that decode does not skip, so
-  // that the next decode does not see a different first token.
+  // that the next decode does not see a different first token. A run of
+  // byte-fallback tokens is kept whole: the ByteFallback decoder judges a
+  // run's bytes together (all valid UTF-8, or one U+FFFD per byte).
   size_t keep = window_.size();
-  while (keep > 0 && !shows(window_[keep - 1]))
+  while (keep > 0 &&
+         (!shows(window_[keep - 1]) || isByteToken(window_[keep - 1])))
     --keep;
+  if (keep == 0) {
+    keep = window_.size();
+    while (keep > 0 && !shows(window_[keep - 1]))
+      --keep;
+  }
   if (keep > 0) {
     window_.erase(window_.begin(), window_.begin() + (keep - 1));
     prefix_ = tokenizer_->decode(window_, skipSpecial_);

@@ -34,6 +34,8 @@ private:
   /// Whether decode shows `id` (it skips unknown ids, and special ones
   /// when asked).
   bool shows(int32_t id) const;
+  /// Whether `id` is a byte-fallback token ("<0x41>").
+  bool isByteToken(int32_t id) const;
 
   // Decoding is redone over a window of recent ids whose first part, with
   // text `prefix_`, was already returned. The window keeps one shown token
