@@ -33,6 +33,19 @@ void Pattern::findAll(std::string_view text, std::vector<Span> &out) const {
   literalMatches(text, literal_, out);
 }
 
+void Pattern::forEachMatch(std::string_view text,
+                           const std::function<void(Span)> &onMatch) const {
+  if (regex_) {
+    regex_->forEachMatch(text, onMatch);
+    return;
+  }
+  size_t pos = 0;
+  while ((pos = text.find(literal_, pos)) != std::string_view::npos) {
+    onMatch({pos, pos + literal_.size()});
+    pos += literal_.size();
+  }
+}
+
 void Pattern::literalMatches(std::string_view text, std::string_view literal,
                              std::vector<Span> &out) {
   size_t pos = 0;

@@ -23,6 +23,8 @@ public:
   static Pattern fromJson(const JsonNode &node);
   /// Appends the non-overlapping matches in `text`, left to right.
   void findAll(std::string_view text, std::vector<Span> &out) const;
+  void forEachMatch(std::string_view text,
+                    const std::function<void(Span)> &onMatch) const;
   /// Appends the non-overlapping occurrences of `literal` in `text`.
   static void literalMatches(std::string_view text, std::string_view literal,
                              std::vector<Span> &out);

@@ -185,91 +185,111 @@ void PreTokenizer::addFromJson(const JsonNode &node) {
   steps_.push_back(std::move(step));
 }
 
-void PreTokenizer::applyStep(const Step &step, std::vector<PreToken> &in,
-                             std::vector<PreToken> &out) const {
-  std::vector<Span> matches, parts;
-  auto cut = [&](PreToken &piece, SplitBehavior behavior, bool invert) {
-    parts.clear();
-    splitByMatches(piece.text, matches, behavior, invert, parts);
-    for (const Span &s : parts)
-      out.push_back({piece.text.substr(s.start, s.end - s.start),
-                     piece.atStart && s.start == 0});
+void PreTokenizer::run(size_t index, PreToken piece,
+                       const WordSink &sink) const {
+  if (index == steps_.size()) {
+    if (!piece.text.empty())
+      sink(std::move(piece));
+    return;
+  }
+  const Step &step = steps_[index];
+  const std::string &text = piece.text;
+  auto next = [&](size_t start, size_t end) {
+    if (end > start)
+      run(index + 1, {text.substr(start, end - start), piece.atStart && start == 0},
+          sink);
   };
-  for (PreToken &piece : in) {
-    matches.clear();
-    switch (step.kind) {
-    case Step::Kind::Split:
-      step.pattern->findAll(piece.text, matches);
-      cut(piece, step.behavior, step.invert);
-      break;
-    case Step::Kind::Digits:
-      step.regex->findAll(piece.text, matches);
-      cut(piece, SplitBehavior::Isolated, false);
-      break;
-    case Step::Kind::ByteLevel: {
-      if (step.addPrefixSpace && (piece.text.empty() || piece.text[0] != ' '))
-        piece.text.insert(0, 1, ' ');
-      size_t first = out.size();
-      if (step.useRegex) {
-        step.regex->findAll(piece.text, matches);
-        cut(piece, SplitBehavior::Isolated, false);
-      } else if (!piece.text.empty()) {
-        out.push_back(std::move(piece));
-      }
-      // Each byte becomes its printable stand-in character.
-      const ByteLevelAlphabet &alphabet = ByteLevelAlphabet::get();
-      std::string mapped;
-      for (size_t i = first; i < out.size(); ++i) {
-        mapped.clear();
-        alphabet.encode(out[i].text, mapped);
-        out[i].text.swap(mapped);
-      }
-      break;
+  // Isolated and Removed keep each gap and (for Isolated) each match as it
+  // is found; the merging behaviours need all matches first.
+  auto cutAt = [&](auto &&forEach, SplitBehavior behavior, bool invert) {
+    if (!invert && (behavior == SplitBehavior::Isolated ||
+                    behavior == SplitBehavior::Removed)) {
+      size_t prev = 0;
+      forEach([&](Span m) {
+        next(prev, m.start);
+        if (behavior == SplitBehavior::Isolated)
+          next(m.start, m.end);
+        prev = m.end;
+      });
+      next(prev, text.size());
+      return;
     }
-    case Step::Kind::Metaspace: {
-      std::string text;
-      text.reserve(piece.text.size() + 8);
-      for (char c : piece.text) {
-        if (c == ' ')
-          text += step.replacement;
-        else
-          text += c;
-      }
-      bool startsWithRep = text.compare(0, step.replacement.size(),
-                                        step.replacement) == 0;
-      if (!startsWithRep && (step.prepend == PrependScheme::Always ||
-                             (step.prepend == PrependScheme::First &&
-                              piece.atStart)))
-        text.insert(0, step.replacement);
-      piece.text.swap(text);
-      if (step.splitOnReplacement) {
-        Pattern::literalMatches(piece.text, step.replacement, matches);
-        cut(piece, SplitBehavior::MergedWithNext, false);
-      } else if (!piece.text.empty()) {
-        out.push_back(std::move(piece));
-      }
-      break;
+    std::vector<Span> matches, parts;
+    forEach([&](Span m) { matches.push_back(m); });
+    splitByMatches(text, matches, behavior, invert, parts);
+    for (const Span &s : parts)
+      next(s.start, s.end);
+  };
+  switch (step.kind) {
+  case Step::Kind::Split:
+    cutAt([&](auto &&f) { step.pattern->forEachMatch(text, f); }, step.behavior,
+          step.invert);
+    return;
+  case Step::Kind::Digits:
+    cutAt([&](auto &&f) { step.regex->forEachMatch(text, f); },
+          SplitBehavior::Isolated, false);
+    return;
+  case Step::Kind::ByteLevel: {
+    if (step.addPrefixSpace && (text.empty() || text[0] != ' '))
+      piece.text.insert(0, 1, ' ');
+    // Each byte becomes its printable stand-in character, after the
+    // optional GPT-2 split.
+    const ByteLevelAlphabet &alphabet = ByteLevelAlphabet::get();
+    auto mapped = [&](size_t start, size_t end) {
+      if (end <= start)
+        return;
+      PreToken word;
+      word.atStart = piece.atStart && start == 0;
+      word.text.reserve((end - start) * 2);
+      alphabet.encode(std::string_view(text).substr(start, end - start),
+                      word.text);
+      run(index + 1, std::move(word), sink);
+    };
+    if (!step.useRegex) {
+      mapped(0, text.size());
+      return;
     }
+    size_t prev = 0;
+    step.regex->forEachMatch(text, [&](Span m) {
+      mapped(prev, m.start);
+      mapped(m.start, m.end);
+      prev = m.end;
+    });
+    mapped(prev, text.size());
+    return;
+  }
+  case Step::Kind::Metaspace: {
+    std::string replaced;
+    replaced.reserve(text.size() + 8);
+    for (char c : text) {
+      if (c == ' ')
+        replaced += step.replacement;
+      else
+        replaced += c;
     }
+    bool startsWithRep =
+        replaced.compare(0, step.replacement.size(), step.replacement) == 0;
+    if (!startsWithRep &&
+        (step.prepend == PrependScheme::Always ||
+         (step.prepend == PrependScheme::First && piece.atStart)))
+      replaced.insert(0, step.replacement);
+    piece.text.swap(replaced);
+    if (!step.splitOnReplacement) {
+      next(0, text.size());
+      return;
+    }
+    std::vector<Span> matches, parts;
+    Pattern::literalMatches(text, step.replacement, matches);
+    splitByMatches(text, matches, SplitBehavior::MergedWithNext, false, parts);
+    for (const Span &s : parts)
+      next(s.start, s.end);
+    return;
+  }
   }
 }
 
-void PreTokenizer::split(PreToken piece, std::vector<PreToken> &words) const {
-  if (steps_.empty()) {
-    if (!piece.text.empty())
-      words.push_back(std::move(piece));
-    return;
-  }
-  std::vector<PreToken> current;
-  current.push_back(std::move(piece));
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    std::vector<PreToken> next;
-    next.reserve(current.size() * 2);
-    applyStep(steps_[i], current, next);
-    current.swap(next);
-  }
-  for (PreToken &w : current)
-    words.push_back(std::move(w));
+void PreTokenizer::split(PreToken piece, const WordSink &sink) const {
+  run(0, std::move(piece), sink);
 }
 
 } // namespace strata::tok

@@ -9,6 +9,7 @@
 #include "runtime/tokenizer/JsonNode.h"
 #include "runtime/tokenizer/Normalizer.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,9 +46,10 @@ public:
   /// From the "pre_tokenizer" member; null keeps each piece whole.
   static PreTokenizer fromJson(const std::optional<JsonNode> &node);
 
-  /// Appends the words of `piece` to `words` (which it uses as scratch
-  /// space too: pass a vector that is empty).
-  void split(PreToken piece, std::vector<PreToken> &words) const;
+  using WordSink = std::function<void(PreToken &&)>;
+  /// Hands the words of `piece` to `sink`, in order, as they are cut: a
+  /// long text is never held as a list of words.
+  void split(PreToken piece, const WordSink &sink) const;
 
 private:
   struct Step {
@@ -63,8 +65,8 @@ private:
     bool splitOnReplacement = false;            // Metaspace
   };
   void addFromJson(const JsonNode &node);
-  void applyStep(const Step &step, std::vector<PreToken> &in,
-                 std::vector<PreToken> &out) const;
+  /// Runs steps [index, end) on `piece`.
+  void run(size_t index, PreToken piece, const WordSink &sink) const;
   std::vector<Step> steps_;
 };
 

@@ -54,6 +54,11 @@ Regex::~Regex() {
 }
 
 void Regex::findAll(std::string_view text, std::vector<Span> &out) const {
+  forEachMatch(text, [&](Span s) { out.push_back(s); });
+}
+
+void Regex::forEachMatch(std::string_view text,
+                         const std::function<void(Span)> &onMatch) const {
   auto *regex = static_cast<OnigRegex>(regex_);
   OnigRegion *region = threadRegion();
   const auto *begin = reinterpret_cast<const OnigUChar *>(text.data());
@@ -72,7 +77,7 @@ void Regex::findAll(std::string_view text, std::vector<Span> &out) const {
     }
     size_t start = static_cast<size_t>(region->beg[0]);
     size_t stop = static_cast<size_t>(region->end[0]);
-    out.push_back({start, stop});
+    onMatch({start, stop});
     if (stop > start) {
       pos = stop;
     } else {

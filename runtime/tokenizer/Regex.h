@@ -6,6 +6,7 @@
 #define STRATA_RUNTIME_TOKENIZER_REGEX_H
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,6 +32,9 @@ public:
   /// right. An empty match is reported too; the search then resumes one
   /// character later. `text` must be valid UTF-8.
   void findAll(std::string_view text, std::vector<Span> &out) const;
+  /// The same matches, handed to `onMatch` one by one as they are found.
+  void forEachMatch(std::string_view text,
+                    const std::function<void(Span)> &onMatch) const;
 
   const std::string &pattern() const { return pattern_; }
 

@@ -28,18 +28,15 @@ void Tokenizer::encodePiece(std::string piece, bool atStart,
     segments.push_back({0, piece.size(), -1});
   else
     normalizedMatcher_.split(piece, segments);
-  std::vector<PreToken> words;
+  auto encodeWord = [&](PreToken &&word) { model_->encodeWord(word.text, out); };
   for (const TextSegment &seg : segments) {
     if (seg.id >= 0) {
       out.push_back(seg.id);
       continue;
     }
-    words.clear();
-    preTokenizer_->split(
-        {piece.substr(seg.start, seg.end - seg.start), atStart && seg.start == 0},
-        words);
-    for (const PreToken &w : words)
-      model_->encodeWord(w.text, out);
+    preTokenizer_->split({piece.substr(seg.start, seg.end - seg.start),
+                          atStart && seg.start == 0},
+                         encodeWord);
   }
 }
 
