@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 using namespace strata::tok;
@@ -62,18 +63,30 @@ const Tokenizer &loadFamily(const std::string &family) {
   return loaded.emplace(family, Tokenizer::fromFile(path)).first->second;
 }
 
-// The ids of one reference file for `family`, keyed by case name; empty
+// What a reference says about one case: ids without and with special
+// tokens, and (Rust only) the decoded text of the latter.
+struct Reference {
+  std::vector<int32_t> plain, special;
+  std::optional<std::string> decoded, decodedSkip;
+};
+
+// The cases of one reference file for `family`, keyed by case name; empty
 // when the file does not cover the family.
-std::map<std::string, std::pair<std::vector<int32_t>, std::vector<int32_t>>>
-referenceIds(const std::string &path, const std::string &family) {
-  std::map<std::string, std::pair<std::vector<int32_t>, std::vector<int32_t>>>
-      out;
+std::map<std::string, Reference> referenceIds(const std::string &path,
+                                              const std::string &family) {
+  std::map<std::string, Reference> out;
   nlohmann::json doc = readJsonFile(path);
   if (!doc["vocabularies"].contains(family))
     return out;
-  for (const auto &[name, entry] : doc["vocabularies"][family].items())
-    out[name] = {entry.at("plain").get<std::vector<int32_t>>(),
-                 entry.at("special").get<std::vector<int32_t>>()};
+  for (const auto &[name, entry] : doc["vocabularies"][family].items()) {
+    Reference &r = out[name];
+    r.plain = entry.at("plain").get<std::vector<int32_t>>();
+    r.special = entry.at("special").get<std::vector<int32_t>>();
+    if (entry.contains("decoded"))
+      r.decoded = entry["decoded"].get<std::string>();
+    if (entry.contains("decoded_skip"))
+      r.decodedSkip = entry["decoded_skip"].get<std::string>();
+  }
   return out;
 }
 
@@ -101,22 +114,27 @@ void checkFamilyAgainstReferences(const std::string &family) {
       std::vector<int32_t> special = tokenizer.encode(c.text, true);
       auto n = node.find(c.name);
       REQUIRE(n != node.end());
-      bool agreesWithNode = plain == n->second.first &&
-                            special == n->second.second;
+      bool agreesWithNode =
+          plain == n->second.plain && special == n->second.special;
       nodeMatch += agreesWithNode;
       auto r = rust.find(c.name);
       if (r != rust.end()) {
         ++rustCases;
         bool agreesWithRust =
-            plain == r->second.first && special == r->second.second;
+            plain == r->second.plain && special == r->second.special;
         rustMatch += agreesWithRust;
-        CHECK(idsText(plain) == idsText(r->second.first));
-        CHECK(idsText(special) == idsText(r->second.second));
+        CHECK(idsText(plain) == idsText(r->second.plain));
+        CHECK(idsText(special) == idsText(r->second.special));
+        if (r->second.decoded)
+          CHECK(tokenizer.decode(r->second.special, false) == *r->second.decoded);
+        if (r->second.decodedSkip)
+          CHECK(tokenizer.decode(r->second.special, true) ==
+                *r->second.decodedSkip);
         if (!agreesWithNode && agreesWithRust)
           ++decided;
       } else if (!knownNodeDeviation(family, c.name)) {
-        CHECK(idsText(plain) == idsText(n->second.first));
-        CHECK(idsText(special) == idsText(n->second.second));
+        CHECK(idsText(plain) == idsText(n->second.plain));
+        CHECK(idsText(special) == idsText(n->second.special));
       }
     }
     std::cout << family << " " << corpusPath.substr(corpusPath.rfind('/') + 1)
