@@ -59,9 +59,9 @@ int main(int argc, char **argv) {
     auto t0 = std::chrono::steady_clock::now();
     strata::tok::Tokenizer tokenizer =
         strata::tok::Tokenizer::fromFile(positional[0]);
-    double loadSeconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - t0)
-                             .count();
+    double loadSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
     std::printf("tokenizer: %s (%d ids, loaded in %.2f s)\n\n",
                 positional[0].c_str(), tokenizer.vocabSize(), loadSeconds);
     std::vector<Row> rows;
@@ -96,8 +96,9 @@ int main(int argc, char **argv) {
     std::printf("|---|---:|---:|---:|---:|---:|\n");
     for (const Row &r : rows)
       std::printf("| %s | %zu | %zu | %.2f | %.4f | %.2f |\n", r.file.c_str(),
-                  r.bytes, r.tokens, double(r.bytes) / std::max<size_t>(1, r.tokens),
-                  r.seconds, r.mbPerSecond());
+                  r.bytes, r.tokens,
+                  double(r.bytes) / std::max<size_t>(1, r.tokens), r.seconds,
+                  r.mbPerSecond());
     if (!jsonPath.empty()) {
       nlohmann::json doc;
       doc["benchmark"] = "tokenizer-encode";

@@ -14,7 +14,8 @@ uint32_t lastCodePoint(std::string_view text, size_t &start) {
   start = text.size();
   do {
     --start;
-  } while (start > 0 && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80);
+  } while (start > 0 &&
+           (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80);
   size_t pos = start;
   return nextCodePoint(text, pos);
 }

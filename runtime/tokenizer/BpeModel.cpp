@@ -64,8 +64,8 @@ void BpeModel::loadVocab(const JsonNode &vocab) {
                    vocab.document());
     int32_t id = entry.asIndex();
     if (const std::string *other = vocab_.insert(m.key, id))
-      entry.fail("id " + std::to_string(id) + " is also the id of \"" +
-                 *other + "\"");
+      entry.fail("id " + std::to_string(id) + " is also the id of \"" + *other +
+                 "\"");
   }
 }
 
@@ -81,8 +81,8 @@ void BpeModel::loadMerges(const JsonNode &merges) {
       size_t space = text.find(' ');
       if (space == std::string::npos ||
           text.find(' ', space + 1) != std::string::npos)
-        merge.fail("expected two tokens separated by one space, got \"" +
-                   text + "\"");
+        merge.fail("expected two tokens separated by one space, got \"" + text +
+                   "\"");
       left = text.substr(0, space);
       right = text.substr(space + 1);
     } else if (merge.isArray() && merge.size() == 2) {
@@ -94,7 +94,10 @@ void BpeModel::loadMerges(const JsonNode &merges) {
     int32_t l = vocab_.find(left), r = vocab_.find(right);
     int32_t merged = vocab_.find(left + right);
     if (l < 0 || r < 0 || merged < 0)
-      merge.fail("token \"" + (l < 0 ? left : r < 0 ? right : left + right) +
+      merge.fail("token \"" +
+                 (l < 0   ? left
+                  : r < 0 ? right
+                          : left + right) +
                  "\" of this merge is not in the vocabulary");
     // A pair listed twice keeps its last rank, as Hugging Face does.
     merges_.insert(l, r, {static_cast<int32_t>(rank), merged});

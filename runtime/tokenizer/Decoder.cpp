@@ -68,8 +68,8 @@ void byteFallback(std::vector<std::string> &tokens) {
 
 // Removes up to `start` leading and `stop` trailing copies of the
 // character `c` from each token.
-void strip(std::vector<std::string> &tokens, const std::string &c,
-           size_t start, size_t stop) {
+void strip(std::vector<std::string> &tokens, const std::string &c, size_t start,
+           size_t stop) {
   for (std::string &t : tokens) {
     size_t from = 0;
     for (size_t i = 0; i < start && from + c.size() <= t.size() &&

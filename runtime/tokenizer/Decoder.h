@@ -25,12 +25,20 @@ public:
 
 private:
   struct Step {
-    enum class Kind { ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace };
+    enum class Kind {
+      ByteLevel,
+      Replace,
+      ByteFallback,
+      Fuse,
+      Strip,
+      Metaspace
+    };
     Kind kind;
     std::optional<Pattern> pattern; // Replace
-    std::string content;            // Replace: replacement; Strip, Metaspace: the character
-    size_t start = 0, stop = 0;     // Strip
-    bool prependScheme = false;     // Metaspace: a prefix was added (not "never")
+    std::string
+        content; // Replace: replacement; Strip, Metaspace: the character
+    size_t start = 0, stop = 0; // Strip
+    bool prependScheme = false; // Metaspace: a prefix was added (not "never")
   };
   void addFromJson(const JsonNode &node);
   bool present_ = false;

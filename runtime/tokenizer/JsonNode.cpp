@@ -115,10 +115,9 @@ bool JsonNode::asBool() const {
 int32_t JsonNode::asIndex() const {
   uint64_t v = 0;
   if (!value_->asUint64(v) || v > 0x7fffffffu)
-    fail(isNumber() ? "expected a non-negative integer below 2^31, got " +
-                          value_->text
-                    : std::string("expected an integer, got ") +
-                          value_->kindName());
+    fail(isNumber()
+             ? "expected a non-negative integer below 2^31, got " + value_->text
+             : std::string("expected an integer, got ") + value_->kindName());
   return static_cast<int32_t>(v);
 }
 
@@ -138,8 +137,7 @@ int32_t JsonNode::indexOr(std::string_view key, int32_t fallback) const {
   return m ? m->asIndex() : fallback;
 }
 
-void JsonNode::expectKeys(
-    std::initializer_list<std::string_view> known) const {
+void JsonNode::expectKeys(std::initializer_list<std::string_view> known) const {
   expectObject();
   for (const JsonMember &m : value_->object) {
     bool ok = false;

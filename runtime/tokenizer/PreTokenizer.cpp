@@ -196,8 +196,8 @@ void PreTokenizer::run(size_t index, PreToken piece,
   const std::string &text = piece.text;
   auto next = [&](size_t start, size_t end) {
     if (end > start)
-      run(index + 1, {text.substr(start, end - start), piece.atStart && start == 0},
-          sink);
+      run(index + 1,
+          {text.substr(start, end - start), piece.atStart && start == 0}, sink);
   };
   // Isolated and Removed keep each gap and (for Isolated) each match as it
   // is found; the merging behaviours need all matches first.

@@ -54,15 +54,15 @@ public:
 private:
   struct Step {
     enum class Kind { Split, ByteLevel, Digits, Metaspace } kind;
-    std::optional<Pattern> pattern;             // Split
+    std::optional<Pattern> pattern; // Split
     SplitBehavior behavior = SplitBehavior::Isolated;
-    bool invert = false;                        // Split
-    bool addPrefixSpace = false;                // ByteLevel
-    bool useRegex = false;                      // ByteLevel
-    std::shared_ptr<const Regex> regex;         // ByteLevel, Digits
-    std::string replacement;                    // Metaspace
+    bool invert = false;                // Split
+    bool addPrefixSpace = false;        // ByteLevel
+    bool useRegex = false;              // ByteLevel
+    std::shared_ptr<const Regex> regex; // ByteLevel, Digits
+    std::string replacement;            // Metaspace
     PrependScheme prepend = PrependScheme::Always;
-    bool splitOnReplacement = false;            // Metaspace
+    bool splitOnReplacement = false; // Metaspace
   };
   void addFromJson(const JsonNode &node);
   /// Runs steps [index, end) on `piece`.

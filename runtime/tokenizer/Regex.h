@@ -1,7 +1,7 @@
 // A compiled Oniguruma regular expression (its default syntax, UTF-8), the
 // engine and dialect Hugging Face tokenizers runs its Split and Replace
-// patterns with, so that \p{L}, \p{N}, \s and look-ahead mean exactly what they mean
-// there. Compiled once at load; searching is const and thread-safe.
+// patterns with, so that \p{L}, \p{N}, \s and look-ahead mean exactly what they
+// mean there. Compiled once at load; searching is const and thread-safe.
 #ifndef STRATA_RUNTIME_TOKENIZER_REGEX_H
 #define STRATA_RUNTIME_TOKENIZER_REGEX_H
 

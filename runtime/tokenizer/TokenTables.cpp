@@ -41,8 +41,7 @@ const std::string *TokenTable::insert(std::string_view token, int32_t id) {
     mask_ = slots_.size() - 1;
     for (int32_t old_id : old)
       if (old_id >= 0)
-        for (size_t i = hashText(tokens_[old_id]) & mask_;;
-             i = (i + 1) & mask_)
+        for (size_t i = hashText(tokens_[old_id]) & mask_;; i = (i + 1) & mask_)
           if (slots_[i] < 0) {
             slots_[i] = old_id;
             break;

@@ -22,8 +22,7 @@ public:
   int32_t find(std::string_view token) const;
   /// The token of `id`, or null.
   const std::string *token(int32_t id) const {
-    return id >= 0 && static_cast<size_t>(id) < present_.size() &&
-                   present_[id]
+    return id >= 0 && static_cast<size_t>(id) < present_.size() && present_[id]
                ? &tokens_[id]
                : nullptr;
   }

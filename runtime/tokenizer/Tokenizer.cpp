@@ -28,7 +28,9 @@ void Tokenizer::encodePiece(std::string piece, bool atStart,
     segments.push_back({0, piece.size(), -1});
   else
     normalizedMatcher_.split(piece, segments);
-  auto encodeWord = [&](PreToken &&word) { model_->encodeWord(word.text, out); };
+  auto encodeWord = [&](PreToken &&word) {
+    model_->encodeWord(word.text, out);
+  };
   for (const TextSegment &seg : segments) {
     if (seg.id >= 0) {
       out.push_back(seg.id);
@@ -66,8 +68,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text,
   return out;
 }
 
-void Tokenizer::tokenStrings(const int32_t *ids, size_t count,
-                             bool skipSpecial,
+void Tokenizer::tokenStrings(const int32_t *ids, size_t count, bool skipSpecial,
                              std::vector<std::string> &out) const {
   out.reserve(out.size() + count);
   for (size_t i = 0; i < count; ++i) {

@@ -13,7 +13,8 @@
 namespace strata::tok {
 
 struct TokenizerLoader {
-  static void loadAddedTokens(Tokenizer &t, const std::optional<JsonNode> &list);
+  static void loadAddedTokens(Tokenizer &t,
+                              const std::optional<JsonNode> &list);
   static void loadTokenizerConfig(Tokenizer &t, const JsonNode &root);
   static void loadGenerationConfig(Tokenizer &t, const JsonNode &root);
   static int32_t specialTokenId(const Tokenizer &t, const JsonNode &node);

@@ -69,15 +69,15 @@ std::string normalizeUnicode(std::string_view text, NormalForm form) {
     break;
   }
   utf8proc_uint8_t *out = nullptr;
-  utf8proc_ssize_t n = utf8proc_map(
-      reinterpret_cast<const utf8proc_uint8_t *>(text.data()),
-      static_cast<utf8proc_ssize_t>(text.size()), &out,
-      static_cast<utf8proc_option_t>(options));
+  utf8proc_ssize_t n =
+      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t *>(text.data()),
+                   static_cast<utf8proc_ssize_t>(text.size()), &out,
+                   static_cast<utf8proc_option_t>(options));
   if (n < 0)
     throw TokenizerError(std::string("Unicode normalization failed: ") +
                          utf8proc_errmsg(n));
   std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owned(out,
-                                                               &std::free);
+                                                                &std::free);
   return std::string(reinterpret_cast<const char *>(out),
                      static_cast<size_t>(n));
 }

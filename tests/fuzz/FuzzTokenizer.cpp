@@ -19,8 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string_view input(reinterpret_cast<const char *>(data), size);
   size_t nul = input.find('\0');
   std::string_view json = input.substr(0, nul);
-  std::string_view text =
-      nul == std::string_view::npos ? std::string_view() : input.substr(nul + 1);
+  std::string_view text = nul == std::string_view::npos ? std::string_view()
+                                                        : input.substr(nul + 1);
   std::optional<Tokenizer> tokenizer;
   try {
     tokenizer.emplace(Tokenizer::fromJson(json, "tokenizer.json"));

@@ -126,7 +126,8 @@ void checkFamilyAgainstReferences(const std::string &family) {
         CHECK(idsText(plain) == idsText(r->second.plain));
         CHECK(idsText(special) == idsText(r->second.special));
         if (r->second.decoded)
-          CHECK(tokenizer.decode(r->second.special, false) == *r->second.decoded);
+          CHECK(tokenizer.decode(r->second.special, false) ==
+                *r->second.decoded);
         if (r->second.decodedSkip)
           CHECK(tokenizer.decode(r->second.special, true) ==
                 *r->second.decodedSkip);
@@ -165,8 +166,8 @@ void checkRoundTrips(const std::string &family) {
         // Where the text changed, encoding the decoded text must still
         // give the same ids (the change happened once, in normalization).
         bool sentencePiece = family == "llama2";
-        bool stable = (sentencePiece && hasAdded) ||
-                      tokenizer.encode(back, false) == ids;
+        bool stable =
+            (sentencePiece && hasAdded) || tokenizer.encode(back, false) == ids;
         CHECK(stable);
         CHECK(family != "llama3");
       }

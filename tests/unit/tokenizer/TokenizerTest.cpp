@@ -58,7 +58,8 @@ TEST_CASE("added token flags: lstrip, rstrip, single_word, normalized") {
   auto &added = doc["added_tokens"][0];
   added["lstrip"] = true;
   added["rstrip"] = true;
-  CHECK(load(doc).encode("hello  <|end|>  world", false) == Ids{12, 100, 5, 14, 2, 7});
+  CHECK(load(doc).encode("hello  <|end|>  world", false) ==
+        Ids{12, 100, 5, 14, 2, 7});
   added["lstrip"] = false;
   added["rstrip"] = false;
   added["single_word"] = true;
@@ -70,9 +71,12 @@ TEST_CASE("added token flags: lstrip, rstrip, single_word, normalized") {
 
   // A normalized added token matches the normalized text.
   json sp = sentencePieceTokenizer();
-  sp["added_tokens"].push_back({{"id", 264}, {"content", "hi"},
-                                {"single_word", false}, {"lstrip", false},
-                                {"rstrip", false}, {"normalized", true},
+  sp["added_tokens"].push_back({{"id", 264},
+                                {"content", "hi"},
+                                {"single_word", false},
+                                {"lstrip", false},
+                                {"rstrip", false},
+                                {"normalized", true},
                                 {"special", false}});
   // Its pattern is the normalized "▁hi", matched after Prepend.
   CHECK(load(sp).encode("hi", false) == Ids{264});
@@ -112,7 +116,8 @@ TEST_CASE("Split behaviours cut as Hugging Face does") {
   using V = std::vector<std::string>;
   CHECK(cut(SplitBehavior::Removed, false) == V{"a", "b", "c"});
   CHECK(cut(SplitBehavior::Isolated, false) == V{"a", "-", "b", "-", "-", "c"});
-  CHECK(cut(SplitBehavior::MergedWithPrevious, false) == V{"a-", "b-", "-", "c"});
+  CHECK(cut(SplitBehavior::MergedWithPrevious, false) ==
+        V{"a-", "b-", "-", "c"});
   CHECK(cut(SplitBehavior::MergedWithNext, false) == V{"a", "-b", "-", "-c"});
   CHECK(cut(SplitBehavior::Contiguous, false) == V{"a", "-", "b", "--", "c"});
   CHECK(cut(SplitBehavior::Removed, true) == V{"-", "-", "-"});
@@ -121,10 +126,14 @@ TEST_CASE("Split behaviours cut as Hugging Face does") {
 TEST_CASE("Metaspace pre-tokenizer and decoder") {
   json doc = sentencePieceTokenizer();
   doc["normalizer"] = nullptr;
-  doc["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"},
-                          {"prepend_scheme", "first"}, {"split", false}};
-  doc["decoder"] = {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"},
-                    {"prepend_scheme", "first"}, {"split", false}};
+  doc["pre_tokenizer"] = {{"type", "Metaspace"},
+                          {"replacement", "\xE2\x96\x81"},
+                          {"prepend_scheme", "first"},
+                          {"split", false}};
+  doc["decoder"] = {{"type", "Metaspace"},
+                    {"replacement", "\xE2\x96\x81"},
+                    {"prepend_scheme", "first"},
+                    {"split", false}};
   Tokenizer t = load(doc);
   CHECK(t.encode("hi hi", false) == Ids{263, 263});
   // After an added token the piece does not start the input: no prefix.
@@ -134,7 +143,8 @@ TEST_CASE("Metaspace pre-tokenizer and decoder") {
 
 TEST_CASE("BOS, EOS and the chat template come from the side files") {
   TokenizerSideFiles side;
-  side.tokenizerConfig = R"({"bos_token": {"content": "<s>"}, "eos_token": "</s>",
+  side.tokenizerConfig =
+      R"({"bos_token": {"content": "<s>"}, "eos_token": "</s>",
     "chat_template": [{"name": "tool_use", "template": "T"},
                       {"name": "default", "template": "D"}]})";
   Tokenizer t = load(sentencePieceTokenizer(), side);
