@@ -3,7 +3,10 @@
 // the converted model file names them (models/HfConfigImporter.h).
 #include "models/HfConfigImporter.h"
 
+#include "json/JsonTree.h"
+
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +23,60 @@ namespace fs = std::filesystem;
 constexpr size_t kMaxConfigBytes = 16u << 20;
 
 constexpr auto failure = &HfImportResult::failure;
+
+/// `file` as the model file at `outputPath` names it: relative to the
+/// model file's folder so that the two can be moved together (as the
+/// importer resolves it), absolute when the model file goes to stdout.
+std::string relativeToModelFile(const fs::path &file,
+                                const std::string &outputPath) {
+  const fs::path absolute = fs::weakly_canonical(fs::absolute(file));
+  fs::path rel;
+  if (!outputPath.empty()) {
+    const fs::path outDir =
+        fs::weakly_canonical(fs::absolute(outputPath)).parent_path();
+    rel = absolute.lexically_relative(outDir);
+  }
+  return rel.empty() ? absolute.string() : rel.generic_string();
+}
+
+std::string readWhole(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Fills the BOS and EOS ids from a generation_config.json or config.json
+/// text; a message when they are there but not token ids.
+std::string readSpecialIds(const std::string &text, HfConvertOptions &out) {
+  JsonValue root;
+  JsonSyntaxError syntax;
+  if (!parseStrictJson(text, root, syntax))
+    return syntax.message + " (line " + std::to_string(syntax.pos.line) + ")";
+  auto id = [](const JsonValue &v, int64_t &value) {
+    uint64_t u = 0;
+    if (!v.asUint64(u) || u > uint64_t(INT32_MAX))
+      return false;
+    value = int64_t(u);
+    return true;
+  };
+  if (const JsonValue *b = root.get("bos_token_id"); b && !b->isNull())
+    if (!id(*b, out.bosId))
+      return "bos_token_id: expected a token id, got " +
+             std::string(b->kindName());
+  if (const JsonValue *e = root.get("eos_token_id"); e && !e->isNull()) {
+    std::vector<JsonValue> items =
+        e->isArray() ? e->array : std::vector<JsonValue>{*e};
+    for (const JsonValue &item : items) {
+      int64_t value = 0;
+      if (!id(item, value))
+        return "eos_token_id: expected a token id or a list of them, got " +
+               std::string(item.kindName());
+      out.eosIds.push_back(value);
+    }
+  }
+  return "";
+}
 
 } // namespace
 
@@ -71,18 +128,26 @@ HfImportResult importHfCheckpoint(const std::string &dir,
         weights = dirPath / candidate;
         break;
       }
-    if (weights) {
-      // Relative to the model file so that the pair can be moved together,
-      // as the importer resolves it.
-      fs::path absWeights = fs::weakly_canonical(fs::absolute(*weights));
-      fs::path rel;
-      if (!outputPath.empty()) {
-        fs::path outDir =
-            fs::weakly_canonical(fs::absolute(outputPath)).parent_path();
-        rel = absWeights.lexically_relative(outDir);
+    if (weights)
+      options.weightsPath = relativeToModelFile(*weights, outputPath);
+
+    // The tokenizer beside the weights, with the ids generation stops at:
+    // generation_config.json's (what generation uses), else config.json's.
+    const fs::path tokenizer = dirPath / "tokenizer.json";
+    if (fs::is_regular_file(tokenizer, ec)) {
+      options.tokenizerPath = relativeToModelFile(tokenizer, outputPath);
+      const fs::path generation = dirPath / "generation_config.json";
+      std::string bad, badFile;
+      if (fs::is_regular_file(generation, ec)) {
+        bad = readSpecialIds(readWhole(generation), options);
+        badFile = generation.string();
       }
-      options.weightsPath =
-          rel.empty() ? absWeights.string() : rel.generic_string();
+      if (bad.empty() && options.bosId < 0 && options.eosIds.empty()) {
+        bad = readSpecialIds(buffer.str(), options);
+        badFile = configPath;
+      }
+      if (!bad.empty())
+        return failure(badFile, 0, 0, bad);
     }
 
     HfImportResult r = convertHfConfig(buffer.str(), configPath, options);

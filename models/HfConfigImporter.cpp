@@ -392,6 +392,20 @@ void HfConverter::convert(ModelFileOut &out) {
   out.field("source", "safetensors");
   out.quotedField("path", options_.weightsPath);
   out.endMap();
+  if (!options_.tokenizerPath.empty()) {
+    out.blankLine();
+    out.beginMap("tokenizer");
+    out.quotedField("path", options_.tokenizerPath);
+    if (options_.bosId >= 0)
+      out.field("bos_token_id", std::to_string(options_.bosId));
+    if (!options_.eosIds.empty()) {
+      std::vector<std::string> ids;
+      for (int64_t id : options_.eosIds)
+        ids.push_back(std::to_string(id));
+      out.flowList("eos_token_ids", ids);
+    }
+    out.endMap();
+  }
 }
 
 } // namespace detail

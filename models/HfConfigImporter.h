@@ -33,6 +33,13 @@ struct HfConvertOptions {
   /// default: the config's dtype when it is bfloat16 or float16, bf16 when
   /// it is float32 or absent (hfDefaultDtype).
   std::string dtype;
+  /// `tokenizer.path` as written into the file (like weightsPath); empty
+  /// when the checkpoint has no tokenizer.json.
+  std::string tokenizerPath;
+  /// The checkpoint's BOS / EOS ids (generation_config.json, else
+  /// config.json); -1 and empty when it names none.
+  int64_t bosId = -1;
+  std::vector<int64_t> eosIds;
 };
 
 /// Result of a conversion: `ok` tells which of `yaml` and `diag` is
@@ -49,8 +56,8 @@ struct HfImportResult {
 
   /// A failed result whose diagnostic points at file:line:column (0 when
   /// unknown).
-  static HfImportResult failure(const std::string &file, int line,
-                                int column, const std::string &message) {
+  static HfImportResult failure(const std::string &file, int line, int column,
+                                const std::string &message) {
     HfImportResult r;
     r.diag.file = file;
     r.diag.line = line;

@@ -24,6 +24,8 @@ constexpr int64_t kMaxPositions = int64_t(1) << 26;
 constexpr int64_t kMaxChunkSize = 4096;
 /// Random weights: the largest standard deviation.
 constexpr double kMaxInitStd = 100.0;
+/// EOS ids a tokenizer entry may list.
+constexpr int64_t kMaxEosIds = 64;
 
 } // namespace strata::limits
 

@@ -127,6 +127,18 @@ struct SourceLoc {
   int column = 0;
 };
 
+/// The model's tokenizer: a Hugging Face tokenizer.json (its
+/// tokenizer_config.json and generation_config.json are read from the same
+/// folder when present) and the BOS and EOS ids, when the model file gives
+/// them (else the tokenizer's own). An empty path: no tokenizer.
+struct TokenizerSpec {
+  /// Resolved relative to the model file.
+  std::string path;
+  SourceLoc pathLoc;
+  int64_t bosId = -1;
+  std::vector<int64_t> eosIds;
+};
+
 /// Weights of one kind of residual connection, `h = alpha * r + beta * f`,
 /// where r is what `residual` names and f the block's output (MiniMax scales
 /// both; every other family uses 1 and 1).
@@ -164,6 +176,7 @@ struct ModelSpec {
   /// One entry per decoder layer, in order.
   std::vector<LayerSpec> layers;
   WeightsSpec weights;
+  TokenizerSpec tokenizer;
 
   int64_t numLayers() const { return static_cast<int64_t>(layers.size()); }
   bool hasSoftmaxLayers() const {

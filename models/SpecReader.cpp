@@ -54,6 +54,12 @@ const std::map<std::string, std::string> kWeightsHints = {
     {"initializer_range", "init_std"},
 };
 
+const std::map<std::string, std::string> kTokenizerHints = {
+    {"bos_token", "bos_token_id"},
+    {"eos_token", "eos_token_ids"},
+    {"eos_token_id", "eos_token_ids"},
+};
+
 const std::vector<std::string> kLayerKindNames = {
     "full_attention", "sliding_attention", "linear_attention"};
 
@@ -91,6 +97,7 @@ private:
   void readMlp(const MapReader &top, ModelSpec &spec);
   void readResidualScale(const Field &section, ModelSpec &spec);
   void readWeights(const MapReader &top, ModelSpec &spec);
+  void readTokenizer(const MapReader &top, ModelSpec &spec);
   /// head_dim if given, else hidden_size / num_heads when that divides.
   int64_t readHeadDim(const MapReader &section, const Field &numHeadsField,
                       int64_t numHeads, int64_t hiddenSize);
@@ -122,7 +129,7 @@ ModelSpec SpecReader::read(const YAML::Node &root) {
                  "hidden_size", "num_layers", "max_position_embeddings",
                  "norm_eps", "tie_word_embeddings", "residual",
                  "residual_scale", "layer_types", "layer_pattern", "attention",
-                 "linear_attention", "mlp", "weights"},
+                 "linear_attention", "mlp", "weights", "tokenizer"},
                 kTopHints);
 
   ModelSpec spec;
@@ -182,6 +189,7 @@ ModelSpec SpecReader::read(const YAML::Node &root) {
     readLinear(top, spec);
   readMlp(top, spec);
   readWeights(top, spec);
+  readTokenizer(top, spec);
   return spec;
 }
 
@@ -407,9 +415,8 @@ void SpecReader::readScaling(const Field &f, RopeScaling &scaling) {
   scaling.lowFreqFactor = sc.requirePositiveNumber("low_freq_factor");
   Field high = sc.require("high_freq_factor");
   scaling.highFreqFactor = ctx_.positiveNumber(high);
-  scaling.originalMaxPositionEmbeddings =
-      ctx_.positiveInt(sc.require("original_max_position_embeddings"),
-                       limits::kMaxPositions);
+  scaling.originalMaxPositionEmbeddings = ctx_.positiveInt(
+      sc.require("original_max_position_embeddings"), limits::kMaxPositions);
   if (!(scaling.highFreqFactor > scaling.lowFreqFactor))
     ctx_.fail(high, "high_freq_factor (" + high.node.Scalar() +
                         ") must be greater than low_freq_factor; the "
@@ -509,8 +516,8 @@ void SpecReader::readDecaySlopes(const Field &f, ModelSpec &spec) {
 void SpecReader::readMlp(const MapReader &top, ModelSpec &spec) {
   MapReader mlp(ctx_, top.require("mlp"), {"intermediate_size", "activation"},
                 kMlpHints);
-  spec.mlp.intermediateSize = ctx_.positiveInt(
-      mlp.require("intermediate_size"), limits::kMaxIntermediateSize);
+  spec.mlp.intermediateSize = ctx_.positiveInt(mlp.require("intermediate_size"),
+                                               limits::kMaxIntermediateSize);
   if (auto f = mlp.find("activation")) {
     std::string act = ctx_.string(*f);
     if (act != "silu")
@@ -528,13 +535,12 @@ void SpecReader::readResidualScale(const Field &section, ModelSpec &spec) {
     bool used = std::string(key) == "mlp";
     for (const LayerEntry &l : layers_)
       used |= std::string(key) == "attention" ? usesSoftmax(l.kind)
-                                               : usesLinear(l.kind);
+                                              : usesLinear(l.kind);
     if (!used)
       ctx_.fail(*f, "'residual_scale." + std::string(key) +
                         "' is given but no layer is " +
-                        (std::string(key) == "attention"
-                             ? "softmax attention"
-                             : "linear_attention"));
+                        (std::string(key) == "attention" ? "softmax attention"
+                                                         : "linear_attention"));
     MapReader ab(ctx_, *f, {"alpha", "beta"});
     if (auto a = ab.find("alpha"))
       out.alpha = ctx_.number(*a);
@@ -544,6 +550,54 @@ void SpecReader::readResidualScale(const Field &section, ModelSpec &spec) {
   read("attention", spec.attentionResidual);
   read("linear_attention", spec.linearResidual);
   read("mlp", spec.mlpResidual);
+}
+
+void SpecReader::readTokenizer(const MapReader &top, ModelSpec &spec) {
+  auto f = top.find("tokenizer");
+  if (!f)
+    return;
+  MapReader t(ctx_, *f, {"path", "bos_token_id", "eos_token_ids"},
+              kTokenizerHints);
+  TokenizerSpec &ts = spec.tokenizer;
+  Field pathField = t.require("path");
+  std::string path = ctx_.string(pathField);
+  if (path.empty())
+    ctx_.fail(pathField, "'tokenizer.path' is empty; expected the path of a "
+                         "tokenizer.json");
+  std::filesystem::path p(path);
+  if (p.is_relative())
+    p = std::filesystem::path(displayName_).parent_path() / p;
+  ts.path = p.lexically_normal().string();
+  // The value's place: where the missing-file message points too.
+  ts.pathLoc = {ctx_.file(), pathField.node.Mark().line + 1,
+                pathField.node.Mark().column + 1};
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(ts.path, ec))
+    ctx_.fail(pathField, "tokenizer file '" + ts.path +
+                             "' does not exist or is not a file (paths are "
+                             "relative to the model file)");
+  auto tokenId = [&](const Field &id) {
+    const int64_t v = ctx_.integer(id);
+    if (v < 0 || v >= spec.vocabSize)
+      ctx_.fail(id, "token id " + id.node.Scalar() +
+                        " is outside the vocabulary (0 to " +
+                        str(spec.vocabSize - 1) + ")");
+    return v;
+  };
+  if (auto b = t.find("bos_token_id"))
+    ts.bosId = tokenId(*b);
+  if (auto e = t.find("eos_token_ids")) {
+    if (e->node.IsScalar()) {
+      ts.eosIds.push_back(tokenId(*e));
+    } else {
+      for (const Field &id : ctx_.sequence(*e))
+        ts.eosIds.push_back(tokenId(id));
+      if (ts.eosIds.size() > size_t(limits::kMaxEosIds))
+        ctx_.fail(*e, "at most " + str(limits::kMaxEosIds) +
+                          " EOS ids are supported, got " +
+                          str(int64_t(ts.eosIds.size())));
+    }
+  }
 }
 
 void SpecReader::readWeights(const MapReader &top, ModelSpec &spec) {

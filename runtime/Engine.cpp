@@ -84,8 +84,7 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
     // program the engine runs.
     uint64_t arenaBytes = 0;
     for (const plan::Program *program :
-         {engine->forward_, engine->prefill_, engine->extend_,
-          engine->decode_})
+         {engine->forward_, engine->prefill_, engine->extend_, engine->decode_})
       if (program)
         arenaBytes = saturatingAdd(arenaBytes, program->arenaBytes);
     error = memoryShortfall(
@@ -185,10 +184,9 @@ bool Engine::step(std::vector<Sequence *> &batch,
       for (int64_t v = 0; v < vocab; ++v)
         if (!std::isfinite(row[v])) {
           error = "step " + std::to_string(stepCount_) + " (" + program.phase +
-                  "): the logits of sequence " +
-                  std::to_string(batch[i]->id) + " are " +
-                  (std::isnan(row[v]) ? "NaN" : "infinite") + " at token " +
-                  std::to_string(v) +
+                  "): the logits of sequence " + std::to_string(batch[i]->id) +
+                  " are " + (std::isnan(row[v]) ? "NaN" : "infinite") +
+                  " at token " + std::to_string(v) +
                   "; STRATA_TRACE=1 prints every launch's output to find "
                   "where it starts";
           return false;
@@ -209,59 +207,102 @@ bool Engine::checkCacheMemory(int64_t blocks, int64_t slots,
   // The CUDA backend checks device memory itself when it reserves.
   if (options_.device == Device::Cuda)
     return true;
-  error = memoryShortfall("the KV cache of " + std::to_string(blocks) +
-                              " blocks",
-                          cacheNeeds(plan_, blocks, slots),
-                          availableHostBytes(), "host memory");
+  error = memoryShortfall(
+      "the KV cache of " + std::to_string(blocks) + " blocks",
+      cacheNeeds(plan_, blocks, slots), availableHostBytes(), "host memory");
   return error.empty();
+}
+
+const char *toString(FinishReason reason) {
+  switch (reason) {
+  case FinishReason::Length:
+    return "length";
+  case FinishReason::StopToken:
+    return "stop token";
+  case FinishReason::Callback:
+    return "stopped";
+  }
+  return "unknown";
+}
+
+bool Engine::checkRequest(const GenerationRequest &req, size_t index,
+                          int64_t cached, int64_t positions,
+                          std::string &error) const {
+  const int64_t vocab = plan_.vocabSize;
+  const std::string name = "request " + std::to_string(index);
+  if (req.prompt.empty() && cached == 0) {
+    error = name + " has an empty prompt";
+    return false;
+  }
+  for (int32_t id : req.prompt)
+    if (id < 0 || id >= vocab) {
+      error = name + ": token id " + std::to_string(id) +
+              " is outside the vocabulary of " + std::to_string(vocab);
+      return false;
+    }
+  for (int32_t id : req.stopTokens)
+    if (id < 0 || id >= vocab) {
+      error = name + ": stop token id " + std::to_string(id) +
+              " is outside the vocabulary of " + std::to_string(vocab);
+      return false;
+    }
+  if (std::string bad = req.sampling.validate(); !bad.empty()) {
+    error = name + ": " + bad;
+    return false;
+  }
+  const int64_t length = cached + int64_t(req.prompt.size()) +
+                         std::max<int64_t>(req.maxNewTokens, 0);
+  if (req.maxNewTokens < 0 || length > positions) {
+    error = name + ": " +
+            (cached ? std::to_string(cached) + " tokens held, " : "") +
+            "a prompt of " + std::to_string(req.prompt.size()) +
+            " tokens and " + std::to_string(req.maxNewTokens) +
+            " new tokens exceed the " + std::to_string(positions) +
+            (positions == plan_.maxPositions ? " positions of the model"
+                                             : " positions of the session");
+    return false;
+  }
+  return true;
+}
+
+bool Engine::prepareStorage(int64_t blocks, int64_t slots, int64_t maxContext,
+                            std::string &error) {
+  const int64_t blockSize = std::max<int64_t>(1, plan_.kvCache.blockSize);
+  blocks = std::max<int64_t>(blocks, 1);
+  if (!checkCacheMemory(blocks, slots, error))
+    return false;
+  if (!KvBlockPool::create(blocks, blockSize, pool_, error))
+    return false;
+  slots_ = StateSlots(int32_t(slots));
+  return backend_->reserve(pool_.numBlocks(), slots_.numSlots(),
+                           std::max<int64_t>(maxContext, 1), error);
 }
 
 bool Engine::generate(const std::vector<GenerationRequest> &requests,
                       std::vector<GenerationResult> &results,
                       GenerationTimings &timings, std::string &error) {
-  const int64_t vocab = plan_.vocabSize;
-  const int64_t maxTokens = plan_.limits.maxTokens;
-  const int64_t maxBatch = plan_.limits.maxBatch;
   results.assign(requests.size(), {});
   timings = {};
-  for (size_t r = 0; r < requests.size(); ++r) {
-    const GenerationRequest &req = requests[r];
-    if (req.prompt.empty()) {
-      error = "request " + std::to_string(r) + " has an empty prompt";
-      return false;
-    }
-    for (int32_t id : req.prompt)
-      if (id < 0 || id >= vocab) {
-        error = "request " + std::to_string(r) + ": token id " +
-                std::to_string(id) + " is outside the vocabulary of " +
-                std::to_string(vocab);
-        return false;
-      }
-    if (std::string bad = req.sampling.validate(); !bad.empty()) {
-      error = "request " + std::to_string(r) + ": " + bad;
-      return false;
-    }
-    if (req.maxNewTokens < 0 ||
-        int64_t(req.prompt.size()) + req.maxNewTokens > plan_.maxPositions) {
-      error = "request " + std::to_string(r) + ": a prompt of " +
-              std::to_string(req.prompt.size()) + " tokens and " +
-              std::to_string(req.maxNewTokens) +
-              " new tokens exceed the model's " +
-              std::to_string(plan_.maxPositions) + " positions";
-      return false;
-    }
+  if (session_) {
+    error = "generate() while a conversation is open; close it first";
+    return false;
   }
+  for (size_t r = 0; r < requests.size(); ++r)
+    if (!checkRequest(requests[r], r, 0, plan_.maxPositions, error))
+      return false;
 
   // Storage for this call: enough blocks for every request at full length
   // unless the pool size was given, and one state slot per request.
   // Every request of the call is live until the end, so together they
   // need each one's blocks at its full length.
-  int64_t blockSize = std::max<int64_t>(1, plan_.kvCache.blockSize);
-  int64_t needed = 0;
-  for (const GenerationRequest &req : requests)
-    needed += (int64_t(req.prompt.size()) + req.maxNewTokens + blockSize - 1) /
-              blockSize;
-  int64_t blocks = options_.kvBlocks ? options_.kvBlocks : needed;
+  const int64_t blockSize = std::max<int64_t>(1, plan_.kvCache.blockSize);
+  int64_t needed = 0, maxContext = 1;
+  for (const GenerationRequest &req : requests) {
+    const int64_t length = int64_t(req.prompt.size()) + req.maxNewTokens;
+    needed += (length + blockSize - 1) / blockSize;
+    maxContext = std::max(maxContext, length);
+  }
+  const int64_t blocks = options_.kvBlocks ? options_.kvBlocks : needed;
   if (plan_.kvCache.layers > 0 && blocks < needed) {
     error = "the KV pool has " + std::to_string(blocks) +
             (blocks == 1 ? " block but " : " blocks but ") +
@@ -271,45 +312,135 @@ bool Engine::generate(const std::vector<GenerationRequest> &requests,
             " tokens (prompt and new tokens)";
     return false;
   }
-  blocks = std::max<int64_t>(blocks, 1);
-  if (!checkCacheMemory(blocks, int64_t(requests.size()), error))
-    return false;
-  if (!KvBlockPool::create(blocks, blockSize, pool_, error))
-    return false;
-  slots_ = StateSlots(int32_t(requests.size()));
-  int64_t maxContext = 1;
-  for (const GenerationRequest &req : requests)
-    maxContext = std::max<int64_t>(
-        maxContext, int64_t(req.prompt.size()) + req.maxNewTokens);
-  if (!backend_->reserve(pool_.numBlocks(), slots_.numSlots(), maxContext,
-                         error))
+  if (!prepareStorage(blocks, int64_t(requests.size()), maxContext, error))
     return false;
 
   std::vector<Sequence> seqs(requests.size());
+  std::vector<Sequence *> live;
+  std::vector<const GenerationRequest *> reqs;
   for (size_t r = 0; r < requests.size(); ++r) {
     seqs[r].id = int64_t(r);
     seqs[r].pending = requests[r].prompt;
     pool_.addSequence(int64_t(r));
     if (!slots_.allocate(seqs[r].slot, error))
       return false;
-    seqs[r].done = requests[r].maxNewTokens == 0;
+    live.push_back(&seqs[r]);
+    reqs.push_back(&requests[r]);
   }
+  const bool ok = run(live, reqs, results, timings, error);
+  for (Sequence &s : seqs) {
+    pool_.release(s.id);
+    slots_.release(s.slot);
+  }
+  return ok;
+}
 
-  auto sampleOf = [&](const Sequence &s) {
+bool Engine::openSession(int64_t maxLength, std::string &error) {
+  if (session_) {
+    error = "a conversation is already open";
+    return false;
+  }
+  if (maxLength < 1 || maxLength > plan_.maxPositions) {
+    error = "a conversation of " + std::to_string(maxLength) +
+            " tokens: expected 1 to the model's " +
+            std::to_string(plan_.maxPositions) + " positions";
+    return false;
+  }
+  const int64_t blockSize = std::max<int64_t>(1, plan_.kvCache.blockSize);
+  const int64_t blocks = (maxLength + blockSize - 1) / blockSize;
+  if (!prepareStorage(blocks, 1, maxLength, error))
+    return false;
+  auto s = std::make_unique<Sequence>();
+  s->id = 0;
+  pool_.addSequence(0);
+  if (!slots_.allocate(s->slot, error))
+    return false;
+  session_ = std::move(s);
+  sessionLimit_ = maxLength;
+  return true;
+}
+
+int64_t Engine::sessionLength() const {
+  return session_ ? session_->position + int64_t(session_->pending.size()) : 0;
+}
+
+void Engine::closeSession() {
+  if (!session_)
+    return;
+  pool_.release(session_->id);
+  slots_.release(session_->slot);
+  session_.reset();
+}
+
+bool Engine::continueSession(const GenerationRequest &turn,
+                             GenerationResult &result,
+                             GenerationTimings &timings, std::string &error) {
+  result = {};
+  timings = {};
+  if (!session_) {
+    error = "no conversation is open";
+    return false;
+  }
+  if (!checkRequest(turn, 0, sessionLength(), sessionLimit_, error))
+    return false;
+  Sequence &s = *session_;
+  s.pending.insert(s.pending.end(), turn.prompt.begin(), turn.prompt.end());
+  s.generated = 0;
+  s.done = false;
+  std::vector<Sequence *> seqs{&s};
+  std::vector<GenerationResult> results(1);
+  if (!run(seqs, {&turn}, results, timings, error)) {
+    // A failed step leaves the cache in an unknown state.
+    closeSession();
+    return false;
+  }
+  result = std::move(results[0]);
+  return true;
+}
+
+bool Engine::run(std::vector<Sequence *> &seqs,
+                 const std::vector<const GenerationRequest *> &requests,
+                 std::vector<GenerationResult> &results,
+                 GenerationTimings &timings, std::string &error) {
+  const int64_t vocab = plan_.vocabSize;
+  const int64_t maxTokens = plan_.limits.maxTokens;
+  const int64_t maxBatch = plan_.limits.maxBatch;
+  // Each sequence first feeds all it has pending (a prompt; in a
+  // conversation, the last reply's final token and the new turn).
+  std::vector<bool> inPrompt(seqs.size());
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    seqs[i]->done = requests[i]->maxNewTokens == 0;
+    inPrompt[i] = !seqs[i]->pending.empty();
+  }
+  auto sampleOf = [&](size_t i) {
     StepSample draw;
-    draw.params = requests[s.id].sampling;
-    draw.seqId = uint64_t(s.id);
-    draw.step = uint64_t(s.generated);
+    draw.params = requests[i]->sampling;
+    draw.seqId = uint64_t(seqs[i]->id);
+    draw.step = uint64_t(seqs[i]->draws);
     return draw;
   };
-  auto accept = [&](Sequence &s, int32_t token, const float *row) {
-    const GenerationRequest &req = requests[s.id];
-    results[s.id].tokens.push_back(token);
+  auto accept = [&](size_t i, int32_t token, const float *row) {
+    Sequence &s = *seqs[i];
+    const GenerationRequest &req = *requests[i];
+    GenerationResult &result = results[i];
+    result.tokens.push_back(token);
     if (row)
-      results[s.id].lastLogits.assign(row, row + vocab);
+      result.lastLogits.assign(row, row + vocab);
     s.pending = {token};
-    if (++s.generated >= req.maxNewTokens)
+    ++s.draws;
+    if (std::find(req.stopTokens.begin(), req.stopTokens.end(), token) !=
+        req.stopTokens.end()) {
+      result.finish = FinishReason::StopToken;
       s.done = true;
+    }
+    if (req.onToken && !req.onToken(token) && !s.done) {
+      result.finish = FinishReason::Callback;
+      s.done = true;
+    }
+    if (++s.generated >= req.maxNewTokens && !s.done) {
+      result.finish = FinishReason::Length;
+      s.done = true;
+    }
   };
 
   std::vector<float> logits;
@@ -324,35 +455,39 @@ bool Engine::generate(const std::vector<GenerationRequest> &requests,
   double start = now();
   while (true) {
     std::vector<Sequence *> batch;
+    std::vector<size_t> which;
     std::vector<int64_t> counts;
     std::vector<bool> ends;
     int64_t budget = maxTokens;
-    for (Sequence &s : seqs) {
-      const int64_t promptLen = int64_t(requests[s.id].prompt.size());
-      if (s.position >= promptLen)
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      if (!inPrompt[i])
         continue;
       if (budget == 0 || int64_t(batch.size()) == maxBatch)
         break;
-      const int64_t chunk = std::min<int64_t>(budget, promptLen - s.position);
+      Sequence &s = *seqs[i];
+      const int64_t left = int64_t(s.pending.size());
+      const int64_t chunk = std::min<int64_t>(budget, left);
       batch.push_back(&s);
+      which.push_back(i);
       counts.push_back(chunk);
-      ends.push_back(s.position + chunk == promptLen && !s.done);
+      ends.push_back(chunk == left && !s.done);
+      if (chunk == left)
+        inPrompt[i] = false;
       budget -= chunk;
     }
     if (batch.empty())
       break;
     std::vector<StepSample> samples;
     if (std::find(ends.begin(), ends.end(), true) != ends.end())
-      for (Sequence *s : batch)
-        samples.push_back(sampleOf(*s));
+      for (size_t i : which)
+        samples.push_back(sampleOf(i));
     timings.prefillTokens += maxTokens - budget;
     ++timings.prefillSteps;
     if (!step(batch, counts, samples, tokens, keep, error))
       return false;
-    for (size_t i = 0; i < batch.size(); ++i)
-      if (ends[i])
-        accept(*batch[i], tokens[i],
-               keep ? logits.data() + i * vocab : nullptr);
+    for (size_t b = 0; b < batch.size(); ++b)
+      if (ends[b])
+        accept(which[b], tokens[b], keep ? logits.data() + b * vocab : nullptr);
   }
   timings.prefillSeconds = now() - start;
 
@@ -360,32 +495,31 @@ bool Engine::generate(const std::vector<GenerationRequest> &requests,
   // step.
   start = now();
   while (true) {
-    std::vector<Sequence *> live;
-    for (Sequence &s : seqs)
-      if (!s.done)
-        live.push_back(&s);
+    std::vector<size_t> live;
+    for (size_t i = 0; i < seqs.size(); ++i)
+      if (!seqs[i]->done)
+        live.push_back(i);
     if (live.empty())
       break;
-    for (size_t first = 0; first < live.size(); first += maxBatch) {
-      std::vector<Sequence *> batch(
-          live.begin() + first,
-          live.begin() + std::min<size_t>(live.size(), first + maxBatch));
+    for (size_t first = 0; first < live.size(); first += size_t(maxBatch)) {
+      const size_t end =
+          std::min<size_t>(live.size(), first + size_t(maxBatch));
+      std::vector<size_t> which(live.begin() + first, live.begin() + end);
+      std::vector<Sequence *> batch;
       std::vector<StepSample> samples;
-      for (Sequence *s : batch)
-        samples.push_back(sampleOf(*s));
+      for (size_t i : which) {
+        batch.push_back(seqs[i]);
+        samples.push_back(sampleOf(i));
+      }
       if (!step(batch, std::vector<int64_t>(batch.size(), 1), samples, tokens,
                 keep, error))
         return false;
-      for (size_t i = 0; i < batch.size(); ++i)
-        accept(*batch[i], tokens[i], keep ? logits.data() + i * vocab : nullptr);
+      for (size_t b = 0; b < batch.size(); ++b)
+        accept(which[b], tokens[b], keep ? logits.data() + b * vocab : nullptr);
       ++timings.decodeSteps;
     }
   }
   timings.decodeSeconds = now() - start;
-  for (Sequence &s : seqs) {
-    pool_.release(s.id);
-    slots_.release(s.slot);
-  }
   return true;
 }
 

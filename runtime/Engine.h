@@ -6,7 +6,10 @@
 // also picks the next tokens. A prompt is
 // processed in chunks of at most the plan's token limit (the first chunk
 // onto an empty cache, the rest onto what is cached: chunked prefill),
-// then all live sequences decode together, one token each per step.
+// then all live sequences decode together, one token each per step. A
+// sequence ends at its token budget, at one of its stop tokens (the model's
+// EOS) or when its token callback says so (a stop string); a conversation
+// (openSession) keeps one sequence's cache between calls.
 #ifndef STRATA_RUNTIME_ENGINE_H
 #define STRATA_RUNTIME_ENGINE_H
 
@@ -18,6 +21,7 @@
 #include "runtime/Weights.h"
 #include "runtime/plan/Plan.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,13 +58,29 @@ struct GenerationRequest {
   std::vector<int32_t> prompt;
   int64_t maxNewTokens = 16;
   SamplingParams sampling;
+  /// Ids that end the sequence when it generates one (the model's EOS
+  /// ids); the id is the last token of the result.
+  std::vector<int32_t> stopTokens;
+  /// Called with each new token as soon as its step ends, in order;
+  /// returning false ends the sequence after that token (a stop string
+  /// seen in the decoded text). May be empty.
+  std::function<bool(int32_t token)> onToken;
 };
+
+/// Why a sequence ended.
+enum class FinishReason : uint8_t {
+  Length,    ///< it generated maxNewTokens tokens
+  StopToken, ///< it generated one of its stop tokens
+  Callback,  ///< onToken returned false
+};
+const char *toString(FinishReason reason);
 
 struct GenerationResult {
   std::vector<int32_t> tokens;
   /// Logits of the last step that produced a token for this request
   /// (empty when EngineOptions::keepLogits is off).
   std::vector<float> lastLogits;
+  FinishReason finish = FinishReason::Length;
 };
 
 struct GenerationTimings {
@@ -83,6 +103,21 @@ public:
                 std::vector<GenerationResult> &results,
                 GenerationTimings &timings, std::string &error);
 
+  /// A conversation: one sequence whose cache is kept from one call of
+  /// continueSession to the next, so that each turn feeds only its new
+  /// tokens. `maxLength` bounds the tokens the conversation may hold (at
+  /// most the model's positions); its KV blocks are reserved here.
+  bool openSession(int64_t maxLength, std::string &error);
+  /// Feeds `turn.prompt` after what the conversation holds (the last token
+  /// generated in the previous turn goes first), then generates as
+  /// `turn` says. A turn that would pass the session's length fails
+  /// before anything runs, and the conversation stays as it was.
+  bool continueSession(const GenerationRequest &turn, GenerationResult &result,
+                       GenerationTimings &timings, std::string &error);
+  /// Tokens of the conversation so far: cached ones and the pending one.
+  int64_t sessionLength() const;
+  void closeSession();
+
   const plan::Plan &plan() const { return plan_; }
   /// "cpu" or "cuda".
   const char *backendName() const { return backend_->name(); }
@@ -95,9 +130,23 @@ private:
     int32_t slot = kPaddingSlot;
     std::vector<int32_t> pending; // tokens to feed in the next steps
     int64_t position = 0;         // tokens already in the cache
-    int64_t generated = 0;
+    int64_t generated = 0;        // in this call (against maxNewTokens)
+    int64_t draws = 0;            // ever: the sampler's step counter
     bool done = false;
   };
+  /// Validates a request against the vocabulary and `positions` (the
+  /// positions it may reach, after `cached` tokens already held).
+  bool checkRequest(const GenerationRequest &req, size_t index, int64_t cached,
+                    int64_t positions, std::string &error) const;
+  /// Creates the KV pool and state slots, and reserves the backend.
+  bool prepareStorage(int64_t blocks, int64_t slots, int64_t maxContext,
+                      std::string &error);
+  /// Runs `seqs[i]` for `requests[i]` until each is done: first every
+  /// pending token (prompts, in chunks), then one token per step.
+  bool run(std::vector<Sequence *> &seqs,
+           const std::vector<const GenerationRequest *> &requests,
+           std::vector<GenerationResult> &results, GenerationTimings &timings,
+           std::string &error);
   /// Feeds `counts[i]` pending tokens of `batch[i]` in one step; with
   /// `samples` non-empty, `tokens` receives each sequence's next token.
   bool step(std::vector<Sequence *> &batch, const std::vector<int64_t> &counts,
@@ -126,6 +175,9 @@ private:
   std::unique_ptr<Backend> backend_;
   KvBlockPool pool_;
   StateSlots slots_;
+  /// The conversation of openSession, and the length it may reach.
+  std::unique_ptr<Sequence> session_;
+  int64_t sessionLimit_ = 0;
 };
 
 } // namespace strata

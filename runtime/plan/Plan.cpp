@@ -79,8 +79,8 @@ bool Launch::operator==(const Launch &o) const {
 std::string launchName(const Launch &l) {
   std::string name = kernelName(l.kernel());
   if (l.kernel() == Kernel::RopeKvWrite)
-    name += std::string("<") + toString(l.as<RopeKvWriteParams>().variant) +
-            ">";
+    name +=
+        std::string("<") + toString(l.as<RopeKvWriteParams>().variant) + ">";
   return name;
 }
 
@@ -110,11 +110,11 @@ bool Program::operator==(const Program &o) const {
 
 bool Plan::operator==(const Plan &o) const {
   return modelName == o.modelName && weightSeed == o.weightSeed &&
-         weightInitStd == o.weightInitStd &&
-         vocabSize == o.vocabSize && limits == o.limits &&
-         kvCache == o.kvCache && linearState == o.linearState &&
-         weights == o.weights && checkpoint == o.checkpoint &&
-         maxPositions == o.maxPositions && programs == o.programs;
+         weightInitStd == o.weightInitStd && vocabSize == o.vocabSize &&
+         limits == o.limits && kvCache == o.kvCache &&
+         linearState == o.linearState && weights == o.weights &&
+         checkpoint == o.checkpoint && maxPositions == o.maxPositions &&
+         programs == o.programs && tokenizer == o.tokenizer;
 }
 
 int64_t numElements(const std::vector<Dim> &shape, int64_t tokens,

@@ -21,7 +21,7 @@ namespace strata::plan {
 
 /// Bumped whenever the file layout or the meaning of a field changes; a
 /// reader accepts exactly its own version.
-constexpr uint32_t kPlanFormatVersion = 4;
+constexpr uint32_t kPlanFormatVersion = 5;
 
 enum class DType : uint8_t { F32 = 0, F16 = 1, BF16 = 2, I32 = 3 };
 const char *toString(DType t);
@@ -173,6 +173,26 @@ struct LinearStateDesc {
   }
 };
 
+/// The tokenizer a plan carries, so that a plan file is self-contained:
+/// the text of the model's tokenizer.json and of the optional files beside
+/// it, and the BOS and EOS ids the model file gives. All empty (and -1)
+/// for a model without a tokenizer.
+struct TokenizerFiles {
+  std::string tokenizerJson;
+  std::string tokenizerConfig;  ///< tokenizer_config.json, or empty
+  std::string generationConfig; ///< generation_config.json, or empty
+  /// From the model file; -1 and empty: the tokenizer's own.
+  int32_t bosId = -1;
+  std::vector<int32_t> eosIds;
+  bool empty() const { return tokenizerJson.empty(); }
+  bool operator==(const TokenizerFiles &o) const {
+    return tokenizerJson == o.tokenizerJson &&
+           tokenizerConfig == o.tokenizerConfig &&
+           generationConfig == o.generationConfig && bosId == o.bosId &&
+           eosIds == o.eosIds;
+  }
+};
+
 struct Plan {
   std::string modelName;
   /// Random weights: the model's seed and the standard deviation of its
@@ -193,6 +213,7 @@ struct Plan {
   LinearStateDesc linearState;
   std::vector<Weight> weights;
   std::vector<Program> programs;
+  TokenizerFiles tokenizer;
   bool operator==(const Plan &o) const;
 };
 

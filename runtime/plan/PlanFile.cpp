@@ -361,6 +361,12 @@ std::string serializePlan(const Plan &plan) {
   w.count(plan.programs.size());
   for (const Program &p : plan.programs)
     writeProgram(w, p);
+  const TokenizerFiles &tk = plan.tokenizer;
+  w.str(tk.tokenizerJson);
+  w.str(tk.tokenizerConfig);
+  w.str(tk.generationConfig);
+  w.i32(tk.bosId);
+  writeIndices(w, tk.eosIds);
 
   const std::string &payload = w.bytes();
   std::string file(kPlanHeaderBytes, '\0');
@@ -440,6 +446,11 @@ bool deserializePlan(const std::string &bytes, const std::string &name,
   p.programs.resize(r.count("programs", 24));
   for (Program &prog : p.programs)
     prog = readProgram(r);
+  p.tokenizer.tokenizerJson = r.str("tokenizer.json");
+  p.tokenizer.tokenizerConfig = r.str("tokenizer_config.json");
+  p.tokenizer.generationConfig = r.str("generation_config.json");
+  p.tokenizer.bosId = r.i32("BOS id");
+  p.tokenizer.eosIds = readIndices(r, "EOS ids");
   if (!r.failed() && !r.atEnd())
     r.fail("payload has trailing bytes");
   if (r.failed())

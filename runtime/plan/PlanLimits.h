@@ -29,6 +29,8 @@ constexpr int64_t kMaxRank = 8;
 constexpr int32_t kMaxStreams = 16;
 /// Random weights: the largest standard deviation of a matrix.
 constexpr double kMaxInitStd = 100.0;
+/// EOS ids a model may list (models name one to a handful).
+constexpr int64_t kMaxEosIds = 64;
 
 } // namespace strata::plan
 

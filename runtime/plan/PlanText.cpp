@@ -114,6 +114,25 @@ std::string describePlan(const Plan &plan) {
        << ")\n";
   else
     os << " (checkpoint " << plan.checkpoint << ")\n";
+  const TokenizerFiles &tk = plan.tokenizer;
+  if (tk.empty()) {
+    os << "tokenizer: none (prompts as token ids)\n";
+  } else {
+    os << "tokenizer: embedded tokenizer.json, "
+       << formatBytes(tk.tokenizerJson.size());
+    if (!tk.tokenizerConfig.empty())
+      os << ", tokenizer_config.json";
+    if (!tk.generationConfig.empty())
+      os << ", generation_config.json";
+    if (tk.bosId >= 0)
+      os << "; bos " << tk.bosId;
+    if (!tk.eosIds.empty()) {
+      os << "; eos";
+      for (size_t i = 0; i < tk.eosIds.size(); ++i)
+        os << (i ? "," : " ") << tk.eosIds[i];
+    }
+    os << "\n";
+  }
   for (const Program &p : plan.programs)
     describeProgram(os, plan, p);
   return os.str();

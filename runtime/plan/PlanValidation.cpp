@@ -284,8 +284,34 @@ int64_t boundedElements(const std::vector<int64_t> &shape) {
   return n;
 }
 
+/// The tokenizer's ids; its files are checked when the tokenizer is
+/// loaded (runtime/tokenizer), which names the embedded file.
+std::string validateTokenizer(const Plan &plan) {
+  const TokenizerFiles &tk = plan.tokenizer;
+  if (tk.empty()) {
+    if (!tk.tokenizerConfig.empty() || !tk.generationConfig.empty() ||
+        tk.bosId != -1 || !tk.eosIds.empty())
+      return "the plan has tokenizer settings but no tokenizer.json";
+    return "";
+  }
+  if (tk.bosId != -1)
+    if (std::string bad = outside("BOS id", tk.bosId, 0, plan.vocabSize - 1);
+        !bad.empty())
+      return bad;
+  if (tk.eosIds.size() > kMaxEosIds)
+    return "the plan lists " + str(int64_t(tk.eosIds.size())) +
+           " EOS ids; at most " + str(kMaxEosIds) + " are supported";
+  for (int32_t id : tk.eosIds)
+    if (std::string bad = outside("EOS id", id, 0, plan.vocabSize - 1);
+        !bad.empty())
+      return bad;
+  return "";
+}
+
 std::string validatePlan(const Plan &plan) {
   if (std::string bad = validateHeader(plan); !bad.empty())
+    return bad;
+  if (std::string bad = validateTokenizer(plan); !bad.empty())
     return bad;
   std::set<std::string> weightNames;
   for (const Weight &w : plan.weights) {

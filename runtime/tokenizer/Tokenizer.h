@@ -37,6 +37,16 @@ struct TokenizerSideFiles {
   std::string generationConfigName = "generation_config.json";
 };
 
+/// A tokenizer.json's text and that of the side files beside it, as
+/// Tokenizer::fromFile reads them (a plan embeds them).
+struct TokenizerSources {
+  std::string tokenizerJson;
+  std::string name; ///< the tokenizer.json's path, for messages
+  TokenizerSideFiles side;
+};
+/// Throws TokenizerError when `path` cannot be read.
+TokenizerSources readTokenizerSources(const std::string &path);
+
 class Tokenizer {
 public:
   /// Loads `path` (a tokenizer.json) and, when present in the same folder,

@@ -7,6 +7,7 @@
 #include "runtime/tokenizer/PreTokenizer.h"
 #include "runtime/tokenizer/Tokenizer.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -202,7 +203,10 @@ std::optional<std::string> readIfPresent(const std::string &path) {
 
 } // namespace
 
-Tokenizer Tokenizer::fromFile(const std::string &path) {
+TokenizerSources readTokenizerSources(const std::string &path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw TokenizerError(path + ": is a folder, not a tokenizer.json");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw TokenizerError(path + ": cannot open the file");
@@ -212,12 +216,20 @@ Tokenizer Tokenizer::fromFile(const std::string &path) {
     throw TokenizerError(path + ": cannot read the file");
   size_t slash = path.find_last_of('/');
   std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  TokenizerSideFiles side;
+  TokenizerSources sources;
+  sources.tokenizerJson = text.str();
+  sources.name = path;
+  TokenizerSideFiles &side = sources.side;
   side.tokenizerConfigName = dir + "tokenizer_config.json";
   side.generationConfigName = dir + "generation_config.json";
   side.tokenizerConfig = readIfPresent(side.tokenizerConfigName);
   side.generationConfig = readIfPresent(side.generationConfigName);
-  return fromJson(text.str(), path, side);
+  return sources;
+}
+
+Tokenizer Tokenizer::fromFile(const std::string &path) {
+  const TokenizerSources sources = readTokenizerSources(path);
+  return fromJson(sources.tokenizerJson, sources.name, sources.side);
 }
 
 } // namespace strata::tok

@@ -87,6 +87,7 @@ bool ArgParser::parse(const std::vector<std::string> &args) {
       value = args[++i];
     }
     values_[name] = value;
+    allValues_[name].push_back(value);
   }
   return true;
 }
@@ -136,6 +137,11 @@ std::string ArgParser::get(const std::string &name,
                            const std::string &fallback) const {
   auto it = values_.find(name);
   return it == values_.end() ? fallback : it->second;
+}
+
+std::vector<std::string> ArgParser::getAll(const std::string &name) const {
+  auto it = allValues_.find(name);
+  return it == allValues_.end() ? std::vector<std::string>{} : it->second;
 }
 
 std::string ArgParser::helpText() const {

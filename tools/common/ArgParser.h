@@ -28,9 +28,13 @@ public:
   const std::string &error() const { return error_; }
 
   bool has(const std::string &name) const;
-  /// The value of an option, or `fallback` when it was not given.
+  /// The value of an option, or `fallback` when it was not given (the
+  /// last one when it was given several times).
   std::string get(const std::string &name,
                   const std::string &fallback = "") const;
+  /// Every value of an option given several times (`--stop a --stop b`),
+  /// in order.
+  std::vector<std::string> getAll(const std::string &name) const;
   const std::vector<std::string> &positionals() const { return positionals_; }
 
   /// One line per option, aligned, for --help.
@@ -46,6 +50,7 @@ private:
   std::map<std::string, Spec> specs_;
   std::map<std::string, std::string> aliases_;
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> allValues_;
   std::vector<std::string> positionals_;
   std::string error_;
 };

@@ -1,6 +1,9 @@
 #include "tools/common/RunCommand.h"
 
 #include "runtime/Engine.h"
+#include "runtime/PlanTokenizer.h"
+#include "runtime/TextStream.h"
+#include "tools/common/TextSetup.h"
 
 #include <nlohmann/json.hpp>
 
@@ -9,7 +12,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
+#include <optional>
 #include <sys/stat.h>
 
 namespace strata::tools {
@@ -77,9 +82,82 @@ bool checkWritable(const std::string &path, std::string &error) {
 
 } // namespace
 
+std::string parseSamplingOptions(const ArgParser &parser,
+                                 SamplingParams &sampling) {
+  int64_t value = 0;
+  if (parser.has("temperature") &&
+      (!parseNumber(parser.get("temperature"), sampling.temperature) ||
+       sampling.temperature < 0))
+    return std::string(
+        "--temperature expects a number >= 0 (0: greedy), got '" +
+        parser.get("temperature") + "'");
+  if (parser.has("top-k")) {
+    if (!parseInteger(parser.get("top-k"), 0, INT32_MAX, value))
+      return std::string("--top-k expects an integer >= 0 (0: off), got '" +
+                         parser.get("top-k") + "'");
+    sampling.topK = value;
+  }
+  if (parser.has("top-p") &&
+      (!parseNumber(parser.get("top-p"), sampling.topP) ||
+       !(sampling.topP > 0.0 && sampling.topP <= 1.0)))
+    return std::string("--top-p expects a number in (0, 1] (1: off), got '" +
+                       parser.get("top-p") + "'");
+  if (parser.has("seed")) {
+    if (!parseInteger(parser.get("seed"), 0, INT64_MAX, value))
+      return std::string("--seed expects an integer >= 0, got '" +
+                         parser.get("seed") + "'");
+    sampling.seed = uint64_t(value);
+  }
+  return "";
+}
+
+std::string parseEngineOptions(const ArgParser &parser,
+                               EngineOptions &options) {
+  if (parser.has("kv-blocks") &&
+      !parseInteger(parser.get("kv-blocks"), 1, INT32_MAX, options.kvBlocks))
+    return std::string(
+        "--kv-blocks expects an integer in [1, 2147483647], got '" +
+        parser.get("kv-blocks") + "'");
+  options.weightsPath = parser.get("weights");
+  if (parser.has("weights") && options.weightsPath.empty())
+    return std::string("--weights expects a path");
+  if (parser.has("device")) {
+    const std::string device = parser.get("device");
+    if (device == "cuda")
+      options.device = Device::Cuda;
+    else if (device != "cpu")
+      return std::string("--device expects cpu or cuda, got '" + device + "'");
+  }
+  if (parser.has("no-graphs")) {
+    if (options.device != Device::Cuda)
+      return std::string("--no-graphs applies to --device cuda only");
+    options.cudaGraphs = false;
+  }
+  return "";
+}
+
 void addRunOptions(ArgParser &parser) {
+  parser.addOption("prompt", "TEXT",
+                   "the prompt as text (needs the model's tokenizer or "
+                   "--tokenizer); the output is streamed as text");
+  parser.addOption("prompt-file", "FILE", "the prompt as the text of FILE");
   parser.addOption("prompt-ids", "IDS",
-                   "prompt token ids, comma-separated (required)");
+                   "the prompt as token ids, comma-separated; the output is "
+                   "ids");
+  parser.addOption("tokenizer", "PATH",
+                   "a tokenizer.json (or a folder holding one) instead of "
+                   "the model's");
+  parser.addFlag("chat", "wrap the prompt in the model's chat format");
+  parser.addOption("chat-format", "NAME",
+                   "with --chat: llama3, chatml, mistral or llama2 (default: "
+                   "recognized from the tokenizer's chat template)");
+  parser.addOption("system", "TEXT", "with --chat: a system message");
+  parser.addFlag("print-ids", "print token ids instead of text");
+  parser.addFlag("ignore-eos",
+                 "go on after the model's end-of-sequence tokens");
+  parser.addOption("stop", "TEXT",
+                   "end a sequence where its text contains TEXT (not "
+                   "printed); repeatable");
   parser.addOption("max-new-tokens", "N", "tokens to generate (default 16)");
   parser.addOption("temperature", "T", "0 for greedy decoding (default 0)");
   parser.addOption("top-k", "K", "keep the K most likely tokens (0: off)");
@@ -106,39 +184,46 @@ void addRunOptions(ArgParser &parser) {
 }
 
 int runGeneration(const std::string &tool, const ArgParser &parser,
-                  plan::Plan plan) {
+                  plan::Plan plan, const std::string &source) {
   auto usage = [&](const std::string &message) {
     std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
     return 2;
   };
-  if (!parser.has("prompt-ids"))
-    return usage("--prompt-ids is required (e.g. --prompt-ids 1,2,3)");
+  auto failed = [&](const std::string &message) {
+    // Errors about a file already read "FILE: error: ...".
+    if (message.find(": error: ") != std::string::npos)
+      std::fprintf(stderr, "%s\n", message.c_str());
+    else
+      std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
+    return 1;
+  };
+  std::string error;
+  std::optional<tok::Tokenizer> tokenizer;
+  if (!loadRunTokenizer(parser, plan, source, tokenizer, error))
+    return failed(error);
+  const tok::Tokenizer *tk = tokenizer ? &*tokenizer : nullptr;
+  Prompt prompt;
+  bool usageError = false;
+  if (!readPrompt(parser, plan, tk, prompt, error, usageError))
+    return usageError ? usage(error) : failed(error);
   GenerationRequest request;
-  std::string ids = parser.get("prompt-ids");
-  size_t start = 0;
-  while (start <= ids.size()) {
-    size_t comma = ids.find(',', start);
-    std::string item = ids.substr(start, comma == std::string::npos
-                                             ? std::string::npos
-                                             : comma - start);
-    int64_t id = 0;
-    if (!parseInteger(item, 0, INT32_MAX, id))
-      return usage("--prompt-ids expects comma-separated token ids, got '" +
-                   item + "' in '" + ids + "'");
-    if (id >= plan.vocabSize)
-      return usage("--prompt-ids: token id " + std::to_string(id) +
-                   " is outside the model's vocabulary (ids 0 to " +
-                   std::to_string(plan.vocabSize - 1) + ")");
-    request.prompt.push_back(int32_t(id));
-    if (comma == std::string::npos)
-      break;
-    start = comma + 1;
-  }
+  request.prompt = prompt.ids;
+  const bool textOut = prompt.text && !parser.has("print-ids");
+  const std::vector<std::string> stops = parser.getAll("stop");
+  for (const std::string &stop : stops)
+    if (stop.empty())
+      return usage("--stop expects a non-empty text");
+  if (!stops.empty() && !tk)
+    return usage("--stop needs a tokenizer to see text: the model has none "
+                 "and no --tokenizer was given");
+  if (!parser.has("ignore-eos"))
+    request.stopTokens = eosIdsOf(plan, tk);
   int64_t value = 0;
   if (parser.has("max-new-tokens")) {
     if (!parseInteger(parser.get("max-new-tokens"), 0, 1 << 20, value))
-      return usage("--max-new-tokens expects an integer in [0, 1048576], got '" +
-                   parser.get("max-new-tokens") + "'");
+      return usage(
+          "--max-new-tokens expects an integer in [0, 1048576], got '" +
+          parser.get("max-new-tokens") + "'");
     request.maxNewTokens = value;
   }
   // A sequence's positions run from 0 to prompt + new tokens - 1; the
@@ -151,81 +236,34 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
                  std::to_string(length) +
                  " positions, more than the model's max_position_embeddings (" +
                  std::to_string(plan.maxPositions) + ")");
-  SamplingParams &sampling = request.sampling;
-  if (parser.has("temperature") &&
-      (!parseNumber(parser.get("temperature"), sampling.temperature) ||
-       sampling.temperature < 0))
-    return usage("--temperature expects a number >= 0 (0: greedy), got '" +
-                 parser.get("temperature") + "'");
-  if (parser.has("top-k")) {
-    if (!parseInteger(parser.get("top-k"), 0, INT32_MAX, value))
-      return usage("--top-k expects an integer >= 0 (0: off), got '" +
-                   parser.get("top-k") + "'");
-    sampling.topK = value;
-  }
-  if (parser.has("top-p") &&
-      (!parseNumber(parser.get("top-p"), sampling.topP) ||
-       !(sampling.topP > 0.0 && sampling.topP <= 1.0)))
-    return usage("--top-p expects a number in (0, 1] (1: off), got '" +
-                 parser.get("top-p") + "'");
-  if (parser.has("seed")) {
-    if (!parseInteger(parser.get("seed"), 0, INT64_MAX, value))
-      return usage("--seed expects an integer >= 0, got '" +
-                   parser.get("seed") + "'");
-    sampling.seed = uint64_t(value);
-  }
+  if (std::string bad = parseSamplingOptions(parser, request.sampling);
+      !bad.empty())
+    return usage(bad);
   int64_t batch = 1;
-  if (parser.has("batch") &&
-      !parseInteger(parser.get("batch"), 1, 4096, batch))
+  if (parser.has("batch") && !parseInteger(parser.get("batch"), 1, 4096, batch))
     return usage("--batch expects an integer in [1, 4096], got '" +
                  parser.get("batch") + "'");
   EngineOptions options;
-  if (parser.has("kv-blocks") &&
-      !parseInteger(parser.get("kv-blocks"), 1, INT32_MAX, options.kvBlocks))
-    return usage("--kv-blocks expects an integer in [1, 2147483647], got '" +
-                 parser.get("kv-blocks") + "'");
-  options.weightsPath = parser.get("weights");
-  if (parser.has("weights") && options.weightsPath.empty())
-    return usage("--weights expects a path");
-  if (parser.has("device")) {
-    const std::string device = parser.get("device");
-    if (device == "cuda")
-      options.device = Device::Cuda;
-    else if (device != "cpu")
-      return usage("--device expects cpu or cuda, got '" + device + "'");
-  }
-  if (parser.has("no-graphs")) {
-    if (options.device != Device::Cuda)
-      return usage("--no-graphs applies to --device cuda only");
-    options.cudaGraphs = false;
-  }
-  std::string logitsOut = parser.has("logits-out") ? parser.get("logits-out")
-                                                   : std::string();
+  if (std::string bad = parseEngineOptions(parser, options); !bad.empty())
+    return usage(bad);
+  std::string logitsOut =
+      parser.has("logits-out") ? parser.get("logits-out") : std::string();
   if (parser.has("logits-out") && logitsOut.empty())
     return usage("--logits-out expects a path");
   if (!logitsOut.empty() && request.maxNewTokens == 0)
     return usage("--logits-out needs --max-new-tokens of at least 1 (the "
                  "logits are those of the step that produced the last "
                  "token)");
-  std::string error;
   // An unwritable output is reported before the generation, not after it.
   if (!logitsOut.empty() && !checkWritable(logitsOut, error)) {
     std::fprintf(stderr, "%s\n", error.c_str());
     return 1;
   }
 
-  auto fail = [&](const std::string &message) {
-    // Errors about a file (the plan, the weights) already read
-    // "FILE: error: ...".
-    if (message.find(": error: ") != std::string::npos)
-      std::fprintf(stderr, "%s\n", message.c_str());
-    else
-      std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
-    return 1;
-  };
   std::vector<GenerationResult> results;
   GenerationTimings timings;
   std::string backend;
+  std::vector<std::string> stopStrings;
   // Sizes are checked against the memory they need before anything is
   // allocated (Engine); an allocation that fails all the same is still one
   // message, not an abort.
@@ -233,46 +271,105 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
     std::unique_ptr<Engine> engine =
         Engine::create(std::move(plan), options, error);
     if (!engine)
-      return fail(error);
+      return failed(error);
+    // Text: each sequence decodes as it goes (stop strings end it); with
+    // one sequence the text is streamed to stdout.
+    std::vector<std::unique_ptr<TextStream>> streams;
     std::vector<GenerationRequest> requests(size_t(batch), request);
+    if (tk && (textOut || !stops.empty()))
+      for (size_t r = 0; r < requests.size(); ++r) {
+        streams.push_back(std::make_unique<TextStream>(*tk, stops));
+        TextStream *stream = streams.back().get();
+        const bool echo = textOut && batch == 1;
+        requests[r].onToken = [stream, echo](int32_t id) {
+          const std::string text = stream->push(id);
+          if (echo && !text.empty()) {
+            std::fwrite(text.data(), 1, text.size(), stdout);
+            std::fflush(stdout);
+          }
+          return !stream->stopped();
+        };
+      }
     if (!engine->generate(requests, results, timings, error))
-      return fail(error);
+      return failed(error);
+    if (textOut) {
+      for (size_t r = 0; r < streams.size(); ++r) {
+        const std::string rest = streams[r]->finish();
+        if (batch == 1)
+          std::printf("%s\n", rest.c_str());
+        else
+          std::printf("sequence %zu: %s\n", r, (streams[r]->shown()).c_str());
+      }
+    }
+    for (size_t r = 0; r < results.size(); ++r)
+      if (!streams.empty() && streams[r]->stopped())
+        stopStrings.push_back(streams[r]->stopString());
+      else
+        stopStrings.push_back("");
     backend = engine->backendName();
   } catch (const std::bad_alloc &) {
-    return fail("out of host memory");
+    return failed("out of host memory");
   }
   if (!logitsOut.empty()) {
     for (const GenerationResult &r : results)
       if (r.lastLogits.empty())
-        return fail("the engine kept no logits to write to '" + logitsOut +
-                    "'");
+        return failed("the engine kept no logits to write to '" + logitsOut +
+                      "'");
     if (!writeLogits(logitsOut, results, error))
-      return fail(error);
+      return failed(error);
   }
-  for (size_t r = 0; r < results.size(); ++r) {
-    if (results.size() > 1)
-      std::printf("sequence %zu:", r);
-    else
-      std::printf("tokens:");
-    for (int32_t t : results[r].tokens)
-      std::printf(" %d", t);
-    std::printf("\n");
-  }
-  std::printf("prefill: %lld tokens in %lld step%s, %.2f ms (%.2f ms/token); "
-              "decode: %lld steps of %lld sequences, %.2f ms/step (%s "
-              "backend)\n",
-              (long long)timings.prefillTokens,
-              (long long)timings.prefillSteps,
-              timings.prefillSteps == 1 ? "" : "s",
-              timings.prefillSeconds * 1e3,
-              timings.prefillTokens
-                  ? timings.prefillSeconds * 1e3 / timings.prefillTokens
-                  : 0.0,
-              (long long)timings.decodeSteps, (long long)batch,
-              timings.decodeSteps
-                  ? timings.decodeSeconds * 1e3 / timings.decodeSteps
-                  : 0.0,
-              backend.c_str());
+  // Why each sequence ended: text mode says it on stderr (stdout holds
+  // the text); with ids, after the ids of a sequence that did not just
+  // run out of tokens.
+  auto reason = [&](size_t r) -> std::string {
+    const GenerationResult &res = results[r];
+    switch (res.finish) {
+    case FinishReason::Length:
+      return "--max-new-tokens " + std::to_string(request.maxNewTokens) +
+             " reached";
+    case FinishReason::StopToken:
+      return "end of sequence (token " + std::to_string(res.tokens.back()) +
+             ")";
+    case FinishReason::Callback:
+      return "stop string \"" + stopStrings[r] + "\"";
+    }
+    return "";
+  };
+  if (!textOut)
+    for (size_t r = 0; r < results.size(); ++r) {
+      if (results.size() > 1)
+        std::printf("sequence %zu:", r);
+      else
+        std::printf("tokens:");
+      for (int32_t t : results[r].tokens)
+        std::printf(" %d", t);
+      if (results[r].finish != FinishReason::Length)
+        std::printf(" (stopped: %s)", reason(r).c_str());
+      std::printf("\n");
+    }
+  FILE *report = textOut ? stderr : stdout;
+  std::fflush(stdout); // the text before what is said about it
+  if (textOut)
+    for (size_t r = 0; r < results.size(); ++r)
+      std::fprintf(stderr, "%sstopped: %s\n",
+                   results.size() > 1
+                       ? ("sequence " + std::to_string(r) + " ").c_str()
+                       : "",
+                   reason(r).c_str());
+  std::fprintf(
+      report,
+      "prefill: %lld tokens in %lld step%s, %.2f ms (%.2f ms/token); "
+      "decode: %lld steps of %lld sequences, %.2f ms/step (%s "
+      "backend)\n",
+      (long long)timings.prefillTokens, (long long)timings.prefillSteps,
+      timings.prefillSteps == 1 ? "" : "s", timings.prefillSeconds * 1e3,
+      timings.prefillTokens
+          ? timings.prefillSeconds * 1e3 / timings.prefillTokens
+          : 0.0,
+      (long long)timings.decodeSteps, (long long)batch,
+      timings.decodeSteps ? timings.decodeSeconds * 1e3 / timings.decodeSteps
+                          : 0.0,
+      backend.c_str());
   return 0;
 }
 

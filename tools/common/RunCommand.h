@@ -3,6 +3,7 @@
 #ifndef STRATA_TOOLS_COMMON_RUNCOMMAND_H
 #define STRATA_TOOLS_COMMON_RUNCOMMAND_H
 
+#include "runtime/Engine.h"
 #include "runtime/plan/Plan.h"
 #include "tools/common/ArgParser.h"
 
@@ -10,17 +11,31 @@
 
 namespace strata::tools {
 
-/// Declares --prompt-ids, --max-new-tokens, --temperature, --top-k,
-/// --top-p, --seed, --batch, --kv-blocks and --weights.
+/// The sampling options (--temperature, --top-k, --top-p, --seed) and the
+/// engine's (--kv-blocks, --weights, --device, --no-graphs) where given;
+/// a message naming the option when a value is wrong, else empty.
+std::string parseSamplingOptions(const ArgParser &parser,
+                                 SamplingParams &sampling);
+std::string parseEngineOptions(const ArgParser &parser, EngineOptions &options);
+
+/// Declares the prompt options (--prompt, --prompt-file, --prompt-ids,
+/// --tokenizer, --chat, --chat-format, --system), the stop options
+/// (--ignore-eos, --stop), --print-ids, the sampling options, --batch,
+/// --kv-blocks, --weights, --device, --no-graphs and --logits-out.
 void addRunOptions(ArgParser &parser);
 
-/// Generates with `plan` as the options say and prints the tokens of each
-/// sequence and the time per token. The weights come from --weights when
-/// given, else they are the plan's own (its checkpoint, or random weights
-/// from its seed). Returns the exit code: 2 for a bad option value (message
-/// prefixed by `tool`), 1 when loading the weights or generation fails.
+/// Generates with `plan` as the options say. A text prompt streams the
+/// generated text to stdout (why it stopped and the time per token go to
+/// stderr); --prompt-ids or --print-ids print the ids of each sequence
+/// and the times to stdout. Generation stops at the model's EOS ids
+/// (unless --ignore-eos) and at --stop texts. The weights come from
+/// --weights when given, else they are the plan's own (its checkpoint, or
+/// random weights from its seed). `source` is the model or plan file, for
+/// messages. Returns the exit code: 2 for a bad option value (message
+/// prefixed by `tool`), 1 when the tokenizer, the weights or generation
+/// fail.
 int runGeneration(const std::string &tool, const ArgParser &parser,
-                  plan::Plan plan);
+                  plan::Plan plan, const std::string &source);
 
 } // namespace strata::tools
 

@@ -30,7 +30,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (parser.has("help") || argc == 1) {
-    std::printf("usage: strata-run MODEL.splan --prompt-ids IDS [options]\n"
+    std::printf("usage: strata-run MODEL.splan --prompt TEXT [options]\n"
+                "       strata-run MODEL.splan --prompt-ids IDS [options]\n"
                 "       strata-run --list-devices\n\noptions:\n%s",
                 parser.helpText().c_str());
     return argc == 1 ? 2 : 0;
@@ -55,5 +56,6 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "%s\n", error.c_str());
     return 1;
   }
-  return strata::tools::runGeneration("strata-run", parser, std::move(plan));
+  return strata::tools::runGeneration("strata-run", parser, std::move(plan),
+                                      parser.positionals().front());
 }

@@ -18,6 +18,7 @@ int runCompile(const std::vector<std::string> &args);
 int runImportHf(const std::vector<std::string> &args);
 int runInspect(const std::vector<std::string> &args);
 int runRun(const std::vector<std::string> &args);
+int runChat(const std::vector<std::string> &args);
 
 } // namespace strata::tools
 

@@ -1,5 +1,7 @@
 #include "tools/strata/ModelPlan.h"
 
+#include "runtime/PlanTokenizer.h"
+
 #include "ir/ModelBuilder.h"
 #include "ir/StrataDialect.h"
 #include "models/ModelImporter.h"
@@ -100,6 +102,22 @@ int lowerModelPlan(mlir::ModuleOp module, const ModelSpec &spec,
   out.checkpoint.clear();
   if (spec.weights.source == WeightSource::Safetensors)
     out.checkpoint = spec.weights.path;
+  // The tokenizer travels inside the plan (a plan file is self-contained);
+  // it is loaded once here so that a broken one fails the compile, at the
+  // model file's line.
+  const TokenizerSpec &ts = spec.tokenizer;
+  if (!ts.path.empty()) {
+    if (std::string bad =
+            embedTokenizer(ts.path, spec.vocabSize, out.tokenizer);
+        !bad.empty()) {
+      std::fprintf(stderr, "%s:%d:%d: error: tokenizer.path: %s\n",
+                   ts.pathLoc.file.c_str(), ts.pathLoc.line, ts.pathLoc.column,
+                   bad.c_str());
+      return kExitBadInput;
+    }
+    out.tokenizer.bosId = int32_t(ts.bosId);
+    out.tokenizer.eosIds.assign(ts.eosIds.begin(), ts.eosIds.end());
+  }
   return kExitOk;
 }
 

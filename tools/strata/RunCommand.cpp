@@ -1,6 +1,6 @@
-// `strata run MODEL.yaml --prompt-ids 1,2,3`: compile the model to a plan in
-// memory and generate with it: the generic forward on the CPU backend (the
-// reference), the fused phase programs with --device cuda.
+// `strata run MODEL.yaml --prompt TEXT` (or --prompt-ids 1,2,3): compile the
+// model to a plan in memory and generate with it: the generic forward on the
+// CPU backend (the reference), the fused phase programs with --device cuda.
 #include "tools/common/RunCommand.h"
 #include "tools/strata/Commands.h"
 #include "tools/strata/ModelPlan.h"
@@ -21,7 +21,8 @@ int runRun(const std::vector<std::string> &args) {
     return kExitUsage;
   }
   if (parser.has("help")) {
-    std::printf("usage: strata run MODEL.yaml --prompt-ids IDS [options]\n\n"
+    std::printf("usage: strata run MODEL.yaml --prompt TEXT [options]\n"
+                "       strata run MODEL.yaml --prompt-ids IDS [options]\n\n"
                 "Compiles the model and generates tokens with the model's "
                 "weights\n(random, or safetensors from the model file or "
                 "--weights): the\ngeneric forward on the CPU, the fused "
@@ -41,7 +42,8 @@ int runRun(const std::vector<std::string> &args) {
   if (int code = compileModelPlan(parser.positionals().front(), fused,
                                   PlanLoweringOptions{}, plan))
     return code;
-  return runGeneration("strata run", parser, std::move(plan));
+  return runGeneration("strata run", parser, std::move(plan),
+                       parser.positionals().front());
 }
 
 } // namespace strata::tools

@@ -1,5 +1,6 @@
 // `strata`: compile model descriptions to the strata IR (and, as they land,
 // to executable plans), inspect and run them.
+#include "tools/common/TokenizeCommand.h"
 #include "tools/strata/Commands.h"
 
 #include <cstdio>
@@ -23,19 +24,20 @@ struct Subcommand {
 
 const Subcommand kSubcommands[] = {
     {"bench", "measure prefill and decode tokens/s of a model", runBenchmark},
-    {"compile", "import a model YAML and print its IR (--emit=ir)",
-     runCompile},
+    {"chat", "talk with a model: an interactive loop in its chat format",
+     runChat},
+    {"compile", "import a model YAML and print its IR (--emit=ir)", runCompile},
     {"import-hf", "write a model YAML for a Hugging Face checkpoint folder",
      runImportHf},
     {"inspect", "print a plan file and check its schedule", runInspect},
-    {"run", "generate tokens with a model (CPU reference or --device cuda)",
+    {"run", "generate text with a model (CPU reference or --device cuda)",
      runRun},
+    {"tokenize", "print the token ids of a text", runTokenizeCommand},
 };
 
 void printUsage(FILE *out) {
-  std::fprintf(out,
-               "usage: strata <command> [options]\n\n"
-               "commands:\n");
+  std::fprintf(out, "usage: strata <command> [options]\n\n"
+                    "commands:\n");
   for (const Subcommand &cmd : kSubcommands)
     std::fprintf(out, "  %-10s %s\n", cmd.name, cmd.summary);
   std::fprintf(out, "\n'strata <command> --help' describes a command.\n"

@@ -9,8 +9,8 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <sys/stat.h>
 #include <type_traits>
@@ -55,7 +55,7 @@ TEST_CASE("another format version is rejected with both versions") {
   bytes[8] = 7;
   CHECK(reject(bytes) ==
         "m.splan: error: plan format version 7 is not supported; this build "
-        "reads version 4 (recompile the model with this strata)");
+        "reads version 5 (recompile the model with this strata)");
 }
 
 TEST_CASE("a plan of format 3, whose launches named kernels and attributes "
@@ -64,7 +64,7 @@ TEST_CASE("a plan of format 3, whose launches named kernels and attributes "
   bytes[8] = 3;
   CHECK(reject(bytes) ==
         "m.splan: error: plan format version 3 is not supported; this build "
-        "reads version 4 (recompile the model with this strata)");
+        "reads version 5 (recompile the model with this strata)");
 }
 
 namespace {
@@ -106,14 +106,16 @@ TEST_CASE("every kernel's parameters survive the file") {
     CHECK(paramsEqual(back, params));
     CHECK(formatParams(back) == formatParams(params));
     // Parameters of zero differ from these unless the kernel has none.
-    CHECK(paramsEqual(paramsOf(kernel), params) == formatParams(params).empty());
+    CHECK(paramsEqual(paramsOf(kernel), params) ==
+          formatParams(params).empty());
     // A cut anywhere inside them is an error, not a guess.
     for (size_t cut = 0; cut < bytes.size(); ++cut)
       CHECK_FALSE(deserializeParams(bytes.substr(0, cut), back, error));
   }
   std::string error;
   KernelParams back;
-  CHECK_FALSE(deserializeParams(std::string(1, char(kNumKernels)), back, error));
+  CHECK_FALSE(
+      deserializeParams(std::string(1, char(kNumKernels)), back, error));
   CHECK_THAT(error, Catch::Matchers::StartsWith("invalid kernel code 25"));
   // A flag is 0 or 1 and an enum one of its codes.
   std::string logits = serializeParams(LogitsParams{true});
@@ -313,7 +315,7 @@ TEST_CASE("inspect lists launches per stream, events, buffers and peak") {
   CHECK_THAT(text, Catch::Matchers::Contains(
                        "kv cache: 2 layers x 2 kv heads x 32 head dim, "
                        "blocks of 16 tokens, bf16"));
-  CHECK_THAT(text, Catch::Matchers::Contains(
-                       "vocab 512, positions up to 4096"));
+  CHECK_THAT(text,
+             Catch::Matchers::Contains("vocab 512, positions up to 4096"));
   CHECK_THAT(text, Catch::Matchers::Contains("(random: seed 42, std 0.02)"));
 }
