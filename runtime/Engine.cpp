@@ -257,9 +257,10 @@ bool Engine::checkRequest(const GenerationRequest &req, size_t index,
             (cached ? std::to_string(cached) + " tokens held, " : "") +
             "a prompt of " + std::to_string(req.prompt.size()) +
             " tokens and " + std::to_string(req.maxNewTokens) +
-            " new tokens exceed the " + std::to_string(positions) +
-            (positions == plan_.maxPositions ? " positions of the model"
-                                             : " positions of the session");
+            " new tokens exceed the " +
+            (positions == plan_.maxPositions
+                 ? "model's " + std::to_string(positions) + " positions"
+                 : std::to_string(positions) + " positions of the session");
     return false;
   }
   return true;

@@ -46,7 +46,7 @@ TEST_CASE("a key of megabytes gets a one-line message, quickly",
                   "vocab_size, hidden_size, num_layers, "
                   "max_position_embeddings, norm_eps, tie_word_embeddings, "
                   "residual, residual_scale, layer_types, layer_pattern, "
-                  "attention, linear_attention, mlp or weights");
+                  "attention, linear_attention, mlp, weights or tokenizer");
 }
 
 TEST_CASE("missing required keys point at the enclosing mapping",
