@@ -17,6 +17,7 @@
 
 #include <random>
 #include <sstream>
+#include <thread>
 
 using namespace strata::tok;
 using namespace strata::tok::testdata;
@@ -264,4 +265,41 @@ TEST_CASE("normalization of non-ASCII runs equals that of the whole text") {
         CHECK(runs == whole);
       }
     }
+}
+
+TEST_CASE("encoding from several threads at once gives the same ids") {
+  // The word cache is shared (behind a lock), the scratch buffers are per
+  // thread and the cut tables are built once: four threads encoding the
+  // corpora together, from a cold cache, must agree with one thread.
+  std::vector<std::string> texts;
+  std::string all;
+  for (const auto &[suffix, file] : corpusFiles())
+    for (const CorpusCase &c : readCorpus(file)) {
+      texts.push_back(c.text);
+      all += c.text;
+    }
+  texts.push_back(all);
+  for (const std::string &family : {"llama3", "qwen3", "llama2"}) {
+    std::string path = tokenizerPath(family);
+    if (path.empty())
+      continue;
+    Tokenizer shared = Tokenizer::fromFile(path);
+    std::vector<std::vector<std::vector<int32_t>>> got(4);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < got.size(); ++t)
+      threads.emplace_back([&, t] {
+        for (size_t i = 0; i < texts.size(); ++i)
+          got[t].push_back(
+              shared.encode(texts[(i + t * 7) % texts.size()], false));
+      });
+    for (std::thread &t : threads)
+      t.join();
+    Tokenizer alone = Tokenizer::fromFile(path);
+    for (size_t t = 0; t < got.size(); ++t)
+      for (size_t i = 0; i < texts.size(); ++i) {
+        INFO(family << ", thread " << t << ", text " << i);
+        CHECK(got[t][i] ==
+              alone.encode(texts[(i + t * 7) % texts.size()], false));
+      }
+  }
 }
