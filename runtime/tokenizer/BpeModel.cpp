@@ -3,8 +3,9 @@
 #include "runtime/tokenizer/TokenizerError.h"
 #include "runtime/tokenizer/Utf8.h"
 
+#include <algorithm>
 #include <cstdio>
-#include <queue>
+#include <functional>
 
 namespace strata::tok {
 
@@ -153,13 +154,8 @@ void BpeModel::mergeSymbols(std::vector<int32_t> &ids) const {
     return;
   // A doubly linked list of symbols and a min-heap of candidate merges
   // (rank, then position: leftmost first). A heap entry is stale when
-  // the pair at its position changed since it was pushed.
-  std::vector<int32_t> prev(n), next(n);
-  std::vector<uint8_t> alive(n, 1);
-  for (size_t i = 0; i < n; ++i) {
-    prev[i] = static_cast<int32_t>(i) - 1;
-    next[i] = i + 1 < n ? static_cast<int32_t>(i + 1) : -1;
-  }
+  // the pair at its position changed since it was pushed. The buffers are
+  // per thread, so that a word costs no allocation.
   struct Candidate {
     int32_t rank;
     int32_t pos;
@@ -167,22 +163,33 @@ void BpeModel::mergeSymbols(std::vector<int32_t> &ids) const {
       return rank != o.rank ? rank > o.rank : pos > o.pos;
     }
   };
-  std::vector<Candidate> storage;
-  storage.reserve(n);
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap(
-      std::greater<>(), std::move(storage));
+  thread_local std::vector<int32_t> prev, next;
+  thread_local std::vector<uint8_t> alive;
+  thread_local std::vector<Candidate> heap;
+  prev.resize(n);
+  next.resize(n);
+  alive.assign(n, 1);
+  heap.clear();
+  for (size_t i = 0; i < n; ++i) {
+    prev[i] = static_cast<int32_t>(i) - 1;
+    next[i] = i + 1 < n ? static_cast<int32_t>(i + 1) : -1;
+  }
+  const std::greater<> later;
   auto consider = [&](int32_t pos) {
     if (pos < 0 || next[pos] < 0)
       return;
     MergeResult m = merges_.find(ids[pos], ids[next[pos]]);
-    if (m.rank >= 0)
-      heap.push({m.rank, pos});
+    if (m.rank >= 0) {
+      heap.push_back({m.rank, pos});
+      std::push_heap(heap.begin(), heap.end(), later);
+    }
   };
   for (size_t i = 0; i + 1 < n; ++i)
     consider(static_cast<int32_t>(i));
   while (!heap.empty()) {
-    Candidate c = heap.top();
-    heap.pop();
+    std::pop_heap(heap.begin(), heap.end(), later);
+    Candidate c = heap.back();
+    heap.pop_back();
     if (!alive[c.pos] || next[c.pos] < 0)
       continue;
     int32_t right = next[c.pos];
@@ -204,36 +211,184 @@ void BpeModel::mergeSymbols(std::vector<int32_t> &ids) const {
   ids.resize(out);
 }
 
-void BpeModel::encodeWord(const std::string &word,
-                          std::vector<int32_t> &out) const {
-  if (word.empty())
-    return;
-  if (ignoreMerges_) {
-    int32_t id = vocab_.find(word);
-    if (id >= 0) {
-      out.push_back(id);
-      return;
-    }
-  }
+void BpeModel::encodeCached(std::string_view word,
+                            std::vector<int32_t> &out) const {
   bool cacheable = word.size() <= kCacheMaxWordBytes;
+  uint64_t hash = 0;
   if (cacheable) {
+    hash = hashBytes(word);
     std::lock_guard<std::mutex> lock(cacheMutex_);
-    auto it = cache_.find(word);
-    if (it != cache_.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
+    if (cache_.lookup(word, hash, out))
       return;
-    }
   }
-  std::vector<int32_t> ids;
-  ids.reserve(word.size());
-  initialSymbols(word, ids);
-  mergeSymbols(ids);
+  thread_local std::vector<int32_t> ids;
+  ids.clear();
+  int32_t whole = ignoreMerges_ ? vocab_.find(word) : -1;
+  if (whole >= 0) {
+    ids.push_back(whole);
+  } else {
+    initialSymbols(word, ids);
+    mergeSymbols(ids);
+  }
   out.insert(out.end(), ids.begin(), ids.end());
   if (cacheable) {
     std::lock_guard<std::mutex> lock(cacheMutex_);
-    if (cache_.size() < kCacheCapacity)
-      cache_.emplace(word, std::move(ids));
+    cache_.insert(word, hash, ids.data(), ids.size());
   }
+}
+
+bool BpeModel::cutsAvailable() const {
+  std::call_once(cutsOnce_, [this] {
+    // Token texts that are not UTF-8 would make "adjacent characters"
+    // ambiguous; such a vocabulary is never cut.
+    for (int32_t id = 0; id < vocab_.idLimit(); ++id)
+      if (const std::string *t = vocab_.token(id);
+          t && findInvalidUtf8(*t) != std::string_view::npos)
+        return;
+    auto forEachAdjacent = [this](auto &&onPair) {
+      for (int32_t id = 0; id < vocab_.idLimit(); ++id) {
+        const std::string *t = vocab_.token(id);
+        if (!t)
+          continue;
+        int32_t before = -1;
+        for (size_t pos = 0; pos < t->size();) {
+          size_t n = utf8SequenceLength(static_cast<unsigned char>((*t)[pos]));
+          int32_t ch = vocab_.find(std::string_view(*t).substr(pos, n));
+          if (before >= 0 && ch >= 0)
+            onPair(before, ch);
+          before = ch;
+          pos += n;
+        }
+      }
+    };
+    // The characters that occur in most pairs get a dense code and their
+    // pairs a bit matrix; the rest go to the hash table.
+    std::vector<uint32_t> uses(static_cast<size_t>(vocab_.idLimit()), 0);
+    forEachAdjacent([&](int32_t a, int32_t b) {
+      ++uses[a];
+      ++uses[b];
+    });
+    std::vector<int32_t> order;
+    for (int32_t id = 0; id < vocab_.idLimit(); ++id)
+      if (uses[id] > 0)
+        order.push_back(id);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int32_t a, int32_t b) { return uses[a] > uses[b]; });
+    denseChar_.assign(static_cast<size_t>(vocab_.idLimit()), -1);
+    for (size_t i = 0; i < order.size() && i < kDenseChars; ++i)
+      denseChar_[order[i]] = static_cast<int16_t>(i);
+    denseAdjacent_.assign(kDenseChars * kDenseChars / 64, 0);
+    forEachAdjacent([&](int32_t a, int32_t b) {
+      if (denseChar_[a] >= 0 && denseChar_[b] >= 0) {
+        size_t bit = static_cast<size_t>(denseChar_[a]) * kDenseChars +
+                     static_cast<size_t>(denseChar_[b]);
+        denseAdjacent_[bit / 64] |= uint64_t(1) << (bit % 64);
+      } else {
+        adjacentChars_.insert(a, b, {0, 0});
+      }
+    });
+    bmpCharIds_.assign(0x10000, -1);
+    for (uint32_t cp = 0; cp < 0x10000; ++cp) {
+      if (cp >= 0xD800 && cp < 0xE000)
+        continue; // surrogates are not characters
+      std::string utf8;
+      appendUtf8(utf8, cp);
+      bmpCharIds_[cp] = vocab_.find(utf8);
+    }
+    cutsUsable_ = true;
+  });
+  return cutsUsable_;
+}
+
+bool BpeModel::adjacentInSomeToken(int32_t a, int32_t b) const {
+  int16_t da = denseChar_[a], db = denseChar_[b];
+  if (da >= 0 && db >= 0) {
+    size_t bit =
+        static_cast<size_t>(da) * kDenseChars + static_cast<size_t>(db);
+    return (denseAdjacent_[bit / 64] >> (bit % 64)) & 1;
+  }
+  return adjacentChars_.find(a, b).rank >= 0;
+}
+
+int32_t BpeModel::charId(std::string_view word, size_t pos, size_t n) const {
+  // Sequences of up to three bytes that are well-formed UTF-8 (words are,
+  // but a byte that is not must not alias a character) use the table.
+  auto b = [&](size_t i) {
+    return static_cast<uint32_t>(static_cast<unsigned char>(word[pos + i]));
+  };
+  auto tail = [&](size_t i) { return (b(i) & 0xC0) == 0x80; };
+  uint32_t cp = 0x110000;
+  if (n == 1 && b(0) < 0x80)
+    cp = b(0);
+  else if (n == 2 && tail(1))
+    cp = (b(0) & 0x1F) << 6 | (b(1) & 0x3F);
+  else if (n == 3 && tail(1) && tail(2))
+    cp = (b(0) & 0x0F) << 12 | (b(1) & 0x3F) << 6 | (b(2) & 0x3F);
+  bool wellFormed = n == 1 || (n == 2 && cp >= 0x80) ||
+                    (n == 3 && cp >= 0x800 && (cp < 0xD800 || cp >= 0xE000));
+  if (wellFormed && cp < bmpCharIds_.size())
+    return bmpCharIds_[cp];
+  return vocab_.find(word.substr(pos, n));
+}
+
+void BpeModel::encodeLongWord(std::string_view word,
+                              std::vector<int32_t> &out) const {
+  // BPE never merges across a point between characters X and Y when both
+  // are tokens themselves (so each is its own first symbol) and no token
+  // holds XY: every merged symbol's text is the concatenation of its
+  // parts, so a merge across would have produced such a token. The two
+  // sides then merge independently, and each piece gives the ids it gives
+  // alone. SentencePiece-style tokenizers without a pre-tokenizer hand BPE
+  // whole texts; cut at word starts, the pieces hit the cache.
+  size_t start = 0;
+  int32_t before = -1;
+  bool single = false; // the piece so far is one character, a token
+  auto flush = [&](size_t end) {
+    // A lone character that is a token is its own id; CJK text cuts
+    // between most characters, and the cache would cost more than that.
+    if (single)
+      out.push_back(before);
+    else
+      encodeCached(word.substr(start, end - start), out);
+  };
+  for (size_t pos = 0; pos < word.size();) {
+    size_t n = utf8SequenceLength(static_cast<unsigned char>(word[pos]));
+    n = std::min(n, word.size() - pos);
+    int32_t ch = charId(word, pos, n);
+    if (before >= 0 && ch >= 0 && !adjacentInSomeToken(before, ch)) {
+      flush(pos);
+      start = pos;
+    }
+    single = start == pos && ch >= 0;
+    before = ch;
+    pos += n;
+  }
+  flush(word.size());
+}
+
+void BpeModel::encodeWord(std::string_view word,
+                          std::vector<int32_t> &out) const {
+  if (word.empty())
+    return;
+  // With ignore_merges the whole word decides first, so it is never cut.
+  if (word.size() > kCacheMaxWordBytes && !ignoreMerges_ && cutsAvailable()) {
+    encodeLongWord(word, out);
+    return;
+  }
+  encodeCached(word, out);
+}
+
+void BpeModel::encodeWordWhole(std::string_view word,
+                               std::vector<int32_t> &out) const {
+  std::vector<int32_t> ids;
+  int32_t whole = ignoreMerges_ ? vocab_.find(word) : -1;
+  if (whole >= 0) {
+    ids.push_back(whole);
+  } else {
+    initialSymbols(word, ids);
+    mergeSymbols(ids);
+  }
+  out.insert(out.end(), ids.begin(), ids.end());
 }
 
 } // namespace strata::tok

@@ -20,14 +20,25 @@ ByteLevelAlphabet::ByteLevelAlphabet() {
   uint32_t next = 0x100;
   for (int b = 0; b < 256; ++b) {
     uint32_t cp = printable(b) ? static_cast<uint32_t>(b) : next++;
-    appendUtf8(utf8_[b], cp);
+    std::string utf8;
+    appendUtf8(utf8, cp);
+    code_[b] = {{utf8[0], utf8.size() > 1 ? utf8[1] : '\0'},
+                static_cast<uint8_t>(utf8.size())};
     byteOf_[cp] = static_cast<int16_t>(b);
   }
 }
 
 void ByteLevelAlphabet::encode(std::string_view bytes, std::string &out) const {
-  for (char c : bytes)
-    out += utf8_[static_cast<unsigned char>(c)];
+  size_t at = out.size();
+  out.resize(at + bytes.size() * 2);
+  char *p = out.data() + at;
+  for (char c : bytes) {
+    const Code &code = code_[static_cast<unsigned char>(c)];
+    p[0] = code.bytes[0];
+    p[1] = code.bytes[1];
+    p += code.length;
+  }
+  out.resize(static_cast<size_t>(p - out.data()));
 }
 
 bool ByteLevelAlphabet::decode(std::string_view text, std::string &out) const {

@@ -26,8 +26,13 @@ public:
 
 private:
   ByteLevelAlphabet();
-  /// UTF-8 of the code point of each byte.
-  std::array<std::string, 256> utf8_;
+  /// UTF-8 of the code point of each byte (all below U+0800: one or two
+  /// bytes), kept inline so that encoding is a table copy per byte.
+  struct Code {
+    char bytes[2];
+    uint8_t length;
+  };
+  std::array<Code, 256> code_;
   /// Byte of code points below 0x144 (the alphabet's largest), -1 outside.
   std::array<int16_t, 0x144> byteOf_;
 };

@@ -57,6 +57,24 @@ void Pattern::literalMatches(std::string_view text, std::string_view literal,
 
 std::string Pattern::replaceAll(std::string_view text,
                                 const std::string &content) const {
+  if (!regex_) {
+    // A literal (SentencePiece's " " -> U+2581 over whole texts): one pass,
+    // no list of matches.
+    size_t pos = text.find(literal_);
+    if (pos == std::string_view::npos)
+      return std::string(text);
+    std::string out;
+    out.reserve(text.size() + text.size() / 4);
+    size_t prev = 0;
+    while (pos != std::string_view::npos) {
+      out.append(text.substr(prev, pos - prev));
+      out += content;
+      prev = pos + literal_.size();
+      pos = text.find(literal_, prev);
+    }
+    out.append(text.substr(prev));
+    return out;
+  }
   std::vector<Span> matches;
   findAll(text, matches);
   if (matches.empty())

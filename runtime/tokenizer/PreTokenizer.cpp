@@ -189,7 +189,7 @@ void PreTokenizer::run(size_t index, PreToken piece,
                        const WordSink &sink) const {
   if (index == steps_.size()) {
     if (!piece.text.empty())
-      sink(std::move(piece));
+      sink(piece.text);
     return;
   }
   const Step &step = steps_[index];
@@ -235,9 +235,20 @@ void PreTokenizer::run(size_t index, PreToken piece,
     // Each byte becomes its printable stand-in character, after the
     // optional GPT-2 split.
     const ByteLevelAlphabet &alphabet = ByteLevelAlphabet::get();
+    const bool last = index + 1 == steps_.size();
     auto mapped = [&](size_t start, size_t end) {
       if (end <= start)
         return;
+      if (last) {
+        // The usual last step: the word goes to the sink from a buffer
+        // kept per thread, with no allocation per word.
+        thread_local std::string buffer;
+        buffer.clear();
+        alphabet.encode(std::string_view(text).substr(start, end - start),
+                        buffer);
+        sink(buffer);
+        return;
+      }
       PreToken word;
       word.atStart = piece.atStart && start == 0;
       word.text.reserve((end - start) * 2);

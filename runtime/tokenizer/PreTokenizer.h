@@ -46,7 +46,8 @@ public:
   /// From the "pre_tokenizer" member; null keeps each piece whole.
   static PreTokenizer fromJson(const std::optional<JsonNode> &node);
 
-  using WordSink = std::function<void(PreToken &&)>;
+  /// Receives one word; the view is valid only during the call.
+  using WordSink = std::function<void(std::string_view)>;
   /// Hands the words of `piece` to `sink`, in order, as they are cut: a
   /// long text is never held as a list of words.
   void split(PreToken piece, const WordSink &sink) const;

@@ -32,7 +32,9 @@ OnigRegion *threadRegion() {
 
 } // namespace
 
-Regex::Regex(const std::string &pattern) : pattern_(pattern) {
+Regex::Regex(const std::string &pattern, bool fastPath) : pattern_(pattern) {
+  if (fastPath)
+    fast_ = AsciiSplit::forPattern(pattern);
   initializeOnce();
   OnigRegex regex = nullptr;
   OnigErrorInfo info;
@@ -65,6 +67,17 @@ void Regex::forEachMatch(std::string_view text,
   const OnigUChar *end = begin + text.size();
   size_t pos = 0;
   while (pos <= text.size()) {
+    if (fast_.valid()) {
+      // The known patterns never match empty text.
+      if (pos == text.size())
+        break;
+      size_t stop = fast_.matchAt(text, pos);
+      if (stop != AsciiSplit::kUndecided) {
+        onMatch({pos, stop});
+        pos = stop;
+        continue;
+      }
+    }
     int r = onig_search(regex, begin, end, begin + pos, end, region,
                         ONIG_OPTION_NONE);
     if (r == ONIG_MISMATCH)

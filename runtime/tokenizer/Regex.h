@@ -5,6 +5,8 @@
 #ifndef STRATA_RUNTIME_TOKENIZER_REGEX_H
 #define STRATA_RUNTIME_TOKENIZER_REGEX_H
 
+#include "runtime/tokenizer/AsciiSplit.h"
+
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -23,7 +25,9 @@ struct Span {
 class Regex {
 public:
   /// Throws TokenizerError with Oniguruma's message on a bad pattern.
-  explicit Regex(const std::string &pattern);
+  /// `fastPath`: use the ASCII matcher where it knows the pattern (tests
+  /// turn it off to compare).
+  explicit Regex(const std::string &pattern, bool fastPath = true);
   ~Regex();
   Regex(const Regex &) = delete;
   Regex &operator=(const Regex &) = delete;
@@ -37,9 +41,12 @@ public:
                     const std::function<void(Span)> &onMatch) const;
 
   const std::string &pattern() const { return pattern_; }
+  /// Whether matches come from AsciiSplit where the text is ASCII.
+  bool hasFastPath() const { return fast_.valid(); }
 
 private:
   std::string pattern_;
+  AsciiSplit fast_;
   void *regex_ = nullptr; // OnigRegex, kept out of this header
 };
 

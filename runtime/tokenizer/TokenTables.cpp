@@ -1,6 +1,6 @@
 #include "runtime/tokenizer/TokenTables.h"
 
-#include <functional>
+#include "runtime/tokenizer/WordCache.h"
 
 namespace strata::tok {
 
@@ -14,7 +14,7 @@ size_t tableSize(size_t count) {
   return n;
 }
 
-size_t hashText(std::string_view s) { return std::hash<std::string_view>{}(s); }
+size_t hashText(std::string_view s) { return hashBytes(s); }
 
 } // namespace
 

@@ -28,8 +28,8 @@ void Tokenizer::encodePiece(std::string piece, bool atStart,
     segments.push_back({0, piece.size(), -1});
   else
     normalizedMatcher_.split(piece, segments);
-  auto encodeWord = [&](PreToken &&word) {
-    model_->encodeWord(word.text, out);
+  auto encodeWord = [&](std::string_view word) {
+    model_->encodeWord(word, out);
   };
   for (const TextSegment &seg : segments) {
     if (seg.id >= 0) {

@@ -21,7 +21,13 @@ bool isUnicodeWordChar(uint32_t cp);
 enum class NormalForm { NFC, NFD, NFKC, NFKD };
 
 /// `text` in the given normalization form; `text` must be valid UTF-8.
+/// Only the runs of non-ASCII characters (each with the ASCII character
+/// before it) go through utf8proc; see the .cpp for why that is exact.
 std::string normalizeUnicode(std::string_view text, NormalForm form);
+
+/// The same, with all of `text` through utf8proc at once (the reference
+/// that the run-wise form is tested against).
+std::string normalizeUnicodeWhole(std::string_view text, NormalForm form);
 
 } // namespace strata::tok
 
