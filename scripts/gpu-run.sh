@@ -42,6 +42,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 
+# Shared libraries the build needs that the GPU machine may lack (the
+# tokenizer's libonig.so.5) travel in <build>/lib.
+[ -d "$build/lib" ] && export LD_LIBRARY_PATH="$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [ ! -f "$build/CMakeCache.txt" ]; then
   echo "gpu-run.sh: no build folder at $build (configure and build it first," \
        "then carry it)" >&2
