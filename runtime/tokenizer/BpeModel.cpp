@@ -223,13 +223,7 @@ void BpeModel::encodeCached(std::string_view word,
   }
   thread_local std::vector<int32_t> ids;
   ids.clear();
-  int32_t whole = ignoreMerges_ ? vocab_.find(word) : -1;
-  if (whole >= 0) {
-    ids.push_back(whole);
-  } else {
-    initialSymbols(word, ids);
-    mergeSymbols(ids);
-  }
+  encodeWordWhole(word, ids);
   out.insert(out.end(), ids.begin(), ids.end());
   if (cacheable) {
     std::lock_guard<std::mutex> lock(cacheMutex_);
@@ -380,15 +374,18 @@ void BpeModel::encodeWord(std::string_view word,
 
 void BpeModel::encodeWordWhole(std::string_view word,
                                std::vector<int32_t> &out) const {
-  std::vector<int32_t> ids;
-  int32_t whole = ignoreMerges_ ? vocab_.find(word) : -1;
+  const int32_t whole = ignoreMerges_ ? vocab_.find(word) : -1;
   if (whole >= 0) {
-    ids.push_back(whole);
-  } else {
-    initialSymbols(word, ids);
-    mergeSymbols(ids);
+    out.push_back(whole);
+    return;
   }
-  out.insert(out.end(), ids.begin(), ids.end());
+  // The merges work on a vector of this word's symbols alone; one per
+  // thread, so that a word allocates nothing.
+  thread_local std::vector<int32_t> symbols;
+  symbols.clear();
+  initialSymbols(word, symbols);
+  mergeSymbols(symbols);
+  out.insert(out.end(), symbols.begin(), symbols.end());
 }
 
 } // namespace strata::tok

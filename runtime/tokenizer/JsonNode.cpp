@@ -29,7 +29,7 @@ std::shared_ptr<const JsonDocument> parseJsonDocument(std::string_view text,
   return doc;
 }
 
-std::shared_ptr<const JsonDocument> readJsonDocument(const std::string &path) {
+std::string readFileBytes(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw TokenizerError(path + ": cannot open the file");
@@ -37,7 +37,11 @@ std::shared_ptr<const JsonDocument> readJsonDocument(const std::string &path) {
   text << in.rdbuf();
   if (in.bad())
     throw TokenizerError(path + ": cannot read the file");
-  return parseJsonDocument(text.str(), path);
+  return text.str();
+}
+
+std::shared_ptr<const JsonDocument> readJsonDocument(const std::string &path) {
+  return parseJsonDocument(readFileBytes(path), path);
 }
 
 std::string jsonPointerToken(std::string_view key) {

@@ -28,6 +28,9 @@ std::shared_ptr<const JsonDocument> parseJsonDocument(std::string_view text,
 
 /// Reads and parses a file; a missing or unreadable file throws.
 std::shared_ptr<const JsonDocument> readJsonDocument(const std::string &path);
+/// The bytes of the file at `path`; TokenizerError naming it when it cannot
+/// be opened or read.
+std::string readFileBytes(const std::string &path);
 
 /// "~" and "/" escaped as RFC 6901 asks.
 std::string jsonPointerToken(std::string_view key);

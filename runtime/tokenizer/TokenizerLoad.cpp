@@ -2,6 +2,7 @@
 // then the BOS/EOS ids and chat template of the side files.
 #include "runtime/tokenizer/BpeModel.h"
 #include "runtime/tokenizer/Decoder.h"
+#include "runtime/tokenizer/JsonNode.h"
 #include "runtime/tokenizer/Normalizer.h"
 #include "runtime/tokenizer/PostProcessor.h"
 #include "runtime/tokenizer/PreTokenizer.h"
@@ -207,17 +208,11 @@ TokenizerSources readTokenizerSources(const std::string &path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw TokenizerError(path + ": is a folder, not a tokenizer.json");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw TokenizerError(path + ": cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    throw TokenizerError(path + ": cannot read the file");
+  const std::string text = readFileBytes(path);
   size_t slash = path.find_last_of('/');
   std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   TokenizerSources sources;
-  sources.tokenizerJson = text.str();
+  sources.tokenizerJson = text;
   sources.name = path;
   TokenizerSideFiles &side = sources.side;
   side.tokenizerConfigName = dir + "tokenizer_config.json";

@@ -7,16 +7,8 @@ namespace {
 // Equality of short byte strings with fixed-size loads: the words are a
 // few bytes, where a call to memcmp costs more than the comparison.
 bool sameBytes(const char *a, const char *b, size_t n) {
-  auto load64 = [](const char *q) {
-    uint64_t v;
-    std::memcpy(&v, q, 8);
-    return v;
-  };
-  auto load32 = [](const char *q) {
-    uint32_t v;
-    std::memcpy(&v, q, 4);
-    return v;
-  };
+  const auto load64 = loadBytes64;
+  const auto load32 = loadBytes32;
   if (n >= 8) {
     for (; n > 8; n -= 8, a += 8, b += 8)
       if (load64(a) != load64(b))

@@ -15,22 +15,27 @@
 
 namespace strata::tok {
 
+/// Fixed-size unaligned loads (a memcpy of constant size compiles to one
+/// load; of variable size it would be a library call).
+inline uint64_t loadBytes64(const char *p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline uint64_t loadBytes32(const char *p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
 /// A fast 64-bit hash of short strings (the words and tokens of the
 /// tokenizer's tables): eight bytes per step, and fixed-size loads for the
 /// tail (a memcpy of variable length would be a library call).
 inline uint64_t hashBytes(std::string_view s) {
   const char *p = s.data();
   size_t n = s.size();
-  auto load64 = [](const char *q) {
-    uint64_t v;
-    std::memcpy(&v, q, 8);
-    return v;
-  };
-  auto load32 = [](const char *q) {
-    uint32_t v;
-    std::memcpy(&v, q, 4);
-    return static_cast<uint64_t>(v);
-  };
+  const auto load64 = loadBytes64;
+  const auto load32 = loadBytes32;
   uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xff51afd7ed558ccdULL);
   auto mix = [&h](uint64_t v) {
     h = (h ^ v) * 0xff51afd7ed558ccdULL;

@@ -42,17 +42,8 @@ void addChatOptions(ArgParser &parser) {
 
 int runChatLoop(const std::string &tool, const ArgParser &parser,
                 plan::Plan plan, const std::string &source) {
-  auto usage = [&](const std::string &message) {
-    std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
-    return 2;
-  };
-  auto failed = [&](const std::string &message) {
-    if (message.find(": error: ") != std::string::npos)
-      std::fprintf(stderr, "%s\n", message.c_str());
-    else
-      std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
-    return 1;
-  };
+  auto usage = [&](const std::string &m) { return usageError(tool, m); };
+  auto failed = [&](const std::string &m) { return inputError(tool, m); };
   std::string error;
   std::optional<tok::Tokenizer> tokenizer;
   if (!loadRunTokenizer(parser, plan, source, tokenizer, error))

@@ -82,6 +82,19 @@ bool checkWritable(const std::string &path, std::string &error) {
 
 } // namespace
 
+int usageError(const std::string &tool, const std::string &message) {
+  std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
+  return 2;
+}
+
+int inputError(const std::string &tool, const std::string &message) {
+  if (message.find(": error: ") != std::string::npos)
+    std::fprintf(stderr, "%s\n", message.c_str());
+  else
+    std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
+  return 1;
+}
+
 std::string parseSamplingOptions(const ArgParser &parser,
                                  SamplingParams &sampling) {
   int64_t value = 0;
@@ -185,18 +198,8 @@ void addRunOptions(ArgParser &parser) {
 
 int runGeneration(const std::string &tool, const ArgParser &parser,
                   plan::Plan plan, const std::string &source) {
-  auto usage = [&](const std::string &message) {
-    std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
-    return 2;
-  };
-  auto failed = [&](const std::string &message) {
-    // Errors about a file already read "FILE: error: ...".
-    if (message.find(": error: ") != std::string::npos)
-      std::fprintf(stderr, "%s\n", message.c_str());
-    else
-      std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
-    return 1;
-  };
+  auto usage = [&](const std::string &m) { return usageError(tool, m); };
+  auto failed = [&](const std::string &m) { return inputError(tool, m); };
   std::string error;
   std::optional<tok::Tokenizer> tokenizer;
   if (!loadRunTokenizer(parser, plan, source, tokenizer, error))

@@ -11,6 +11,12 @@
 
 namespace strata::tools {
 
+/// "TOOL: error: MESSAGE" on stderr; returns 2 (a bad command line).
+int usageError(const std::string &tool, const std::string &message);
+/// MESSAGE on stderr, as it is when it names its file already ("FILE:
+/// error: ..."), else after "TOOL: error: "; returns 1 (bad input).
+int inputError(const std::string &tool, const std::string &message);
+
 /// The sampling options (--temperature, --top-k, --top-p, --seed) and the
 /// engine's (--kv-blocks, --weights, --device, --no-graphs) where given;
 /// a message naming the option when a value is wrong, else empty.

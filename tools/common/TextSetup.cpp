@@ -17,6 +17,15 @@ std::string tokenizerJsonPath(const std::string &path) {
   return path;
 }
 
+std::string fileError(const tok::TokenizerError &e) {
+  std::string message = e.what();
+  const size_t colon = message.find(": ");
+  if (colon != std::string::npos &&
+      message.find(": error: ") == std::string::npos)
+    message.insert(colon, ": error");
+  return message;
+}
+
 bool loadRunTokenizer(const ArgParser &parser, const plan::Plan &plan,
                       const std::string &source,
                       std::optional<tok::Tokenizer> &out, std::string &error) {
@@ -36,12 +45,7 @@ bool loadRunTokenizer(const ArgParser &parser, const plan::Plan &plan,
     out = planTokenizer(plan, source);
     return true;
   } catch (const tok::TokenizerError &e) {
-    // Messages of the tokenizer start with the file they are about.
-    error = std::string(e.what());
-    const size_t colon = error.find(": ");
-    if (colon != std::string::npos &&
-        error.find(": error: ") == std::string::npos)
-      error.insert(colon, ": error");
+    error = fileError(e);
     return false;
   }
 }

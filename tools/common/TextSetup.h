@@ -23,6 +23,10 @@ bool loadRunTokenizer(const ArgParser &parser, const plan::Plan &plan,
                       const std::string &source,
                       std::optional<tok::Tokenizer> &out, std::string &error);
 
+/// A tokenizer's error as the tools print errors: its message starts with
+/// the file (and place) it is about, to which ": error" is added.
+std::string fileError(const tok::TokenizerError &e);
+
 /// The tokenizer.json a PATH names: PATH itself, or PATH/tokenizer.json
 /// for a folder.
 std::string tokenizerJsonPath(const std::string &path);

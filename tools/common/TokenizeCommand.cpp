@@ -48,12 +48,7 @@ std::optional<tok::Tokenizer> tokenizerOf(const std::string &path,
     }
     return tok::Tokenizer::fromFile(tokenizerJsonPath(path));
   } catch (const tok::TokenizerError &e) {
-    error = e.what();
-    if (error.find(": error: ") == std::string::npos) {
-      const size_t colon = error.find(": ");
-      if (colon != std::string::npos)
-        error.insert(colon, ": error");
-    }
+    error = fileError(e);
     return std::nullopt;
   }
 }

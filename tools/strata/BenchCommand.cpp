@@ -50,8 +50,7 @@ int runBenchmark(const std::vector<std::string> &args) {
   planOptions.maxBatch = std::max(planOptions.maxBatch, settings.maxBatch());
   planOptions.maxTokens = std::max(planOptions.maxTokens, planOptions.maxBatch);
   plan::Plan plan;
-  if (int code = compileModelPlan(modelPath, /*fused=*/true, planOptions,
-                                  plan))
+  if (int code = compileModelPlan(modelPath, /*fused=*/true, planOptions, plan))
     return code;
 
   BenchSource source;

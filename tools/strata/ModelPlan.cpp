@@ -144,4 +144,40 @@ int compileModelPlan(const std::string &path, bool fused,
   return lowerModelPlan(*module, spec, path, options, diagnostics, out);
 }
 
+int runCompiledModel(const std::string &tool,
+                     const std::vector<std::string> &args,
+                     void (*declare)(ArgParser &), const char *usage,
+                     int (*run)(const std::string &tool,
+                                const ArgParser &parser, plan::Plan plan,
+                                const std::string &source)) {
+  ArgParser parser;
+  declare(parser);
+  parser.addFlag("help", "show this help");
+  parser.addAlias("-h", "help");
+  if (!parser.parse(args)) {
+    std::fprintf(stderr, "%s: error: %s\nrun '%s --help' for usage\n",
+                 tool.c_str(), parser.error().c_str(), tool.c_str());
+    return kExitUsage;
+  }
+  if (parser.has("help")) {
+    std::printf("%s\noptions:\n%s", usage, parser.helpText().c_str());
+    return kExitOk;
+  }
+  if (parser.positionals().size() != 1) {
+    std::fprintf(stderr,
+                 "%s: error: expected one model file\nrun '%s --help' for "
+                 "usage\n",
+                 tool.c_str(), tool.c_str());
+    return kExitUsage;
+  }
+  // The CUDA backend runs fused programs only; the CPU runs the generic
+  // forward, the reference.
+  const bool fused = parser.has("device") && parser.get("device") == "cuda";
+  const std::string &model = parser.positionals().front();
+  plan::Plan plan;
+  if (int code = compileModelPlan(model, fused, PlanLoweringOptions{}, plan))
+    return code;
+  return run(tool, parser, std::move(plan), model);
+}
+
 } // namespace strata::tools

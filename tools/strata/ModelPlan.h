@@ -8,6 +8,7 @@
 #include "ir/ModelBuilder.h"
 #include "models/ModelSpec.h"
 #include "runtime/plan/Plan.h"
+#include "tools/common/ArgParser.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -15,6 +16,7 @@
 #include "mlir/IR/OwningOpRef.h"
 
 #include <string>
+#include <vector>
 
 namespace strata::tools {
 
@@ -56,6 +58,18 @@ int lowerModelPlan(mlir::ModuleOp module, const ModelSpec &spec,
 /// the exit code (kExitBadInput) returned; 0 on success.
 int compileModelPlan(const std::string &path, bool fused,
                      const PlanLoweringOptions &options, plan::Plan &out);
+
+/// What `strata run` and `strata chat` share: parses `args` with the
+/// options `declare` adds (and --help, which prints `usage` and them),
+/// takes one model file, compiles it (the fused phase programs with
+/// `--device cuda`, else the generic forward the CPU runs) and hands the
+/// plan to `run`. Returns the exit code.
+int runCompiledModel(const std::string &tool,
+                     const std::vector<std::string> &args,
+                     void (*declare)(ArgParser &), const char *usage,
+                     int (*run)(const std::string &tool,
+                                const ArgParser &parser, plan::Plan plan,
+                                const std::string &source));
 
 } // namespace strata::tools
 
