@@ -5,10 +5,12 @@
 // streaming decode on the same texts.
 #include "TokenizerTestData.h"
 
+#include "runtime/tokenizer/ChatFormat.h"
 #include "runtime/tokenizer/StreamDecoder.h"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -219,4 +221,25 @@ TEST_CASE("corpus round trips through encode and decode") {
 TEST_CASE("streaming decode adds up to decode on the corpus") {
   for (const std::string &family : families())
     checkStreaming(family);
+}
+
+TEST_CASE("the real chat templates are recognized, and their chat text "
+          "encodes to the families' special tokens") {
+  const Tokenizer &llama3 = loadFamily("llama3");
+  REQUIRE(recognizeChatTemplate(llama3.chatTemplate()) == ChatFormat::Llama3);
+  const std::vector<int32_t> ids =
+      llama3.encode(chatOpening(ChatFormat::Llama3, "", "Hi"), false);
+  // <|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi
+  // <|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n
+  CHECK(ids == std::vector<int32_t>{128000, 128006, 882, 128007, 271, 13347,
+                                    128009, 128006, 78191, 128007, 271});
+  const Tokenizer &qwen3 = loadFamily("qwen3");
+  REQUIRE(recognizeChatTemplate(qwen3.chatTemplate()) == ChatFormat::ChatML);
+  const std::vector<int32_t> q =
+      qwen3.encode(chatOpening(ChatFormat::ChatML, "", "Hi"), false);
+  CHECK(q.front() == qwen3.tokenToId("<|im_start|>"));
+  CHECK(std::count(q.begin(), q.end(), qwen3.tokenToId("<|im_end|>")) == 1);
+  // This Llama-2 tokenizer_config.json has no chat template: --chat needs
+  // --chat-format there.
+  CHECK(loadFamily("llama2").chatTemplate().empty());
 }
