@@ -113,6 +113,7 @@ HfImportResult importHfCheckpoint(const std::string &dir,
     HfConvertOptions options;
     options.sourceDescription = configPath;
     options.dtype = dtype;
+    options.modelFilePath = outputPath;
     // "ckpt/" and "ckpt/." name the folder "ckpt".
     fs::path named = dirPath.lexically_normal();
     if (!named.has_filename() || named.filename() == ".")

@@ -474,7 +474,10 @@ HfImportResult convertHfConfig(const std::string &json,
     // The importer is the judge of what the format accepts; its complaint is
     // reported at the config field the offending line came from.
     ImportResult check =
-        importModelString(r.yaml, displayName + " (converted)");
+        importModelString(r.yaml, (options.modelFilePath.empty()
+                                       ? displayName
+                                       : options.modelFilePath) +
+                                      " (converted)");
     if (!check.ok) {
       JsonPos from = out.source(check.diag.line);
       return failure(displayName, from.line, from.column, check.diag.message);

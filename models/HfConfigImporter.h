@@ -33,6 +33,9 @@ struct HfConvertOptions {
   /// default: the config's dtype when it is bfloat16 or float16, bf16 when
   /// it is float32 or absent (hfDefaultDtype).
   std::string dtype;
+  /// Where the model file will be written (empty: stdout): the relative
+  /// paths in it are resolved from there when the result is checked.
+  std::string modelFilePath;
   /// `tokenizer.path` as written into the file (like weightsPath); empty
   /// when the checkpoint has no tokenizer.json.
   std::string tokenizerPath;

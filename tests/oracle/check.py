@@ -54,7 +54,7 @@ def run(cmd):
 
 def tokens_of(output):
     for line in output.splitlines():
-        m = re.match(r"^tokens:(.*)$", line)
+        m = re.match(r"^tokens:([0-9 ]*)( \(stopped: .*\))?$", line)
         if m:
             return [int(t) for t in m.group(1).split()]
     raise RuntimeError(f"no 'tokens:' line in:\n{output}")
@@ -88,6 +88,10 @@ def parse_args():
     tool.add_argument("--strata", help="the strata tool (import-hf + run)")
     tool.add_argument("--strata-run", help="the runtime-only strata-run")
     parser.add_argument("--plan", help="the compiled plan (with --strata-run)")
+    parser.add_argument("--tokenizer",
+                        help="with --strata: a folder with a tokenizer.json "
+                             "to import with the checkpoint, so that a text "
+                             "prompt is checked too")
     parser.add_argument("--plan-dir",
                         help="folder of oracle-NAME.fused.splan (with "
                              "--strata-run; STRATA_PLAN_DIR overrides it)")
@@ -102,6 +106,54 @@ def parse_args():
     if args.strata_run and not (args.plan or args.plan_dir):
         parser.error("--strata-run needs --plan or --plan-dir")
     return args
+
+
+def checkpoint_with_tokenizer(fixture, tokenizer, work):
+    """The fixture as a checkpoint folder that also holds a tokenizer (links
+    in the work folder), so that import-hf writes its tokenizer entry."""
+    if not tokenizer:
+        return fixture
+    # Only a model with a row for every id of the tokenizer can use it.
+    with open(os.path.join(fixture, "config.json")) as f:
+        vocab = json.load(f)["vocab_size"]
+    with open(os.path.join(tokenizer, "tokenizer.json")) as f:
+        t = json.load(f)
+    ids = list(t["model"]["vocab"].values()) + [a["id"] for a in
+                                                t["added_tokens"]]
+    if max(ids) >= vocab:
+        return fixture
+    folder = os.path.join(work, "checkpoint")
+    os.makedirs(folder, exist_ok=True)
+    for source, names in ((fixture, ("config.json", "model.safetensors")),
+                          (tokenizer, ("tokenizer.json",
+                                       "tokenizer_config.json"))):
+        for file in names:
+            link = os.path.join(folder, file)
+            if os.path.lexists(link):
+                os.remove(link)
+            os.symlink(os.path.abspath(os.path.join(source, file)), link)
+    return folder
+
+
+def check_text_prompt(strata, model, label, n):
+    """A text prompt gives the tokens its ids give: text -> ids (strata
+    tokenize, with BOS) -> the same continuation as --prompt-ids. Returns
+    the number of failures (0 or 1); nothing to check without a tokenizer."""
+    with open(model) as f:
+        if "\ntokenizer:" not in f.read():
+            return 0
+    text = "the cat sat on the mat"
+    ids = run([strata, "tokenize", model, "--text", text, "--special"])
+    ids = ",".join(ids.split())
+    from_text = tokens_of(run([strata, "run", model, "--prompt", text,
+                               "--print-ids", "--max-new-tokens", str(n)]))
+    from_ids = tokens_of(run([strata, "run", model, "--prompt-ids", ids,
+                              "--max-new-tokens", str(n)]))
+    ok = from_text == from_ids and len(from_ids) > 0
+    print(f"{label} text prompt: {'PASS' if ok else 'FAIL'}: '{text}' is "
+          f"ids {ids}; continuation {from_text} from the text, {from_ids} "
+          f"from the ids")
+    return 0 if ok else 1
 
 
 def main():
@@ -152,7 +204,9 @@ def main():
                   f"it: target strata-oracle-plans; or set STRATA_PLAN_DIR)")
             return 1
         if args.strata:
-            run([args.strata, "import-hf", args.fixture, "-o", model])
+            run([args.strata, "import-hf", checkpoint_with_tokenizer(
+                args.fixture, args.tokenizer, args.work), "-o", model])
+            failures += check_text_prompt(args.strata, model, label, n)
         for i, case in enumerate(cases):
             ids = ",".join(str(t) for t in case["prompt"])
             first = os.path.join(args.work, f"case{i}-prompt.json")
