@@ -206,9 +206,9 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
     return failed(error);
   const tok::Tokenizer *tk = tokenizer ? &*tokenizer : nullptr;
   Prompt prompt;
-  bool usageError = false;
-  if (!readPrompt(parser, plan, tk, prompt, error, usageError))
-    return usageError ? usage(error) : failed(error);
+  bool badUsage = false;
+  if (!readPrompt(parser, plan, tk, prompt, error, badUsage))
+    return badUsage ? usage(error) : failed(error);
   GenerationRequest request;
   request.prompt = prompt.ids;
   const bool textOut = prompt.text && !parser.has("print-ids");
