@@ -16,9 +16,7 @@
 namespace strata::tools {
 
 void addChatOptions(ArgParser &parser) {
-  parser.addOption("tokenizer", "PATH",
-                   "a tokenizer.json (or a folder holding one) instead of "
-                   "the model's");
+  addSamplingOptions(parser);
   parser.addOption("chat-format", "NAME",
                    "llama3, chatml, mistral or llama2 (default: recognized "
                    "from the tokenizer's chat template)");
@@ -28,10 +26,6 @@ void addChatOptions(ArgParser &parser) {
                    "positions, at most 4096); it starts over when full");
   parser.addOption("max-new-tokens", "N",
                    "tokens a reply may take at most (default 512)");
-  parser.addOption("temperature", "T", "0 for greedy decoding (default 0)");
-  parser.addOption("top-k", "K", "keep the K most likely tokens (0: off)");
-  parser.addOption("top-p", "P", "nucleus sampling mass in (0, 1] (1: off)");
-  parser.addOption("seed", "S", "sampling seed (default 0)");
   parser.addOption("weights", "PATH",
                    "load the weights from a .safetensors file or its index "
                    "(default: the model's own)");

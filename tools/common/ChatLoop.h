@@ -12,8 +12,8 @@
 
 namespace strata::tools {
 
-/// --tokenizer, --chat-format, --system, --context, --max-new-tokens, the
-/// sampling options, --weights, --device and --no-graphs.
+/// The sampling options and --tokenizer, --chat-format, --system,
+/// --context, --max-new-tokens, --weights, --device and --no-graphs.
 void addChatOptions(ArgParser &parser);
 
 /// Runs the conversation until stdin ends or a line is /exit. Returns the

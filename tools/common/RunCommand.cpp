@@ -149,6 +149,16 @@ std::string parseEngineOptions(const ArgParser &parser,
   return "";
 }
 
+void addSamplingOptions(ArgParser &parser) {
+  parser.addOption("temperature", "T", "0 for greedy decoding (default 0)");
+  parser.addOption("top-k", "K", "keep the K most likely tokens (0: off)");
+  parser.addOption("top-p", "P", "nucleus sampling mass in (0, 1] (1: off)");
+  parser.addOption("seed", "S", "sampling seed (default 0)");
+  parser.addOption("tokenizer", "PATH",
+                   "a tokenizer.json (or a folder holding one) instead of "
+                   "the model's");
+}
+
 void addRunOptions(ArgParser &parser) {
   parser.addOption("prompt", "TEXT",
                    "the prompt as text (needs the model's tokenizer or "
@@ -157,9 +167,6 @@ void addRunOptions(ArgParser &parser) {
   parser.addOption("prompt-ids", "IDS",
                    "the prompt as token ids, comma-separated; the output is "
                    "ids");
-  parser.addOption("tokenizer", "PATH",
-                   "a tokenizer.json (or a folder holding one) instead of "
-                   "the model's");
   parser.addFlag("chat", "wrap the prompt in the model's chat format");
   parser.addOption("chat-format", "NAME",
                    "with --chat: llama3, chatml, mistral or llama2 (default: "
@@ -172,10 +179,7 @@ void addRunOptions(ArgParser &parser) {
                    "end a sequence where its text contains TEXT (not "
                    "printed); repeatable");
   parser.addOption("max-new-tokens", "N", "tokens to generate (default 16)");
-  parser.addOption("temperature", "T", "0 for greedy decoding (default 0)");
-  parser.addOption("top-k", "K", "keep the K most likely tokens (0: off)");
-  parser.addOption("top-p", "P", "nucleus sampling mass in (0, 1] (1: off)");
-  parser.addOption("seed", "S", "sampling seed (default 0)");
+  addSamplingOptions(parser);
   parser.addOption("batch", "N",
                    "run N copies of the prompt as one batch (default 1)");
   parser.addOption("kv-blocks", "N",

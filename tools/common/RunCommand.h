@@ -24,6 +24,10 @@ std::string parseSamplingOptions(const ArgParser &parser,
                                  SamplingParams &sampling);
 std::string parseEngineOptions(const ArgParser &parser, EngineOptions &options);
 
+/// Declares --temperature, --top-k, --top-p, --seed and --tokenizer, which
+/// every generating command takes.
+void addSamplingOptions(ArgParser &parser);
+
 /// Declares the prompt options (--prompt, --prompt-file, --prompt-ids,
 /// --tokenizer, --chat, --chat-format, --system), the stop options
 /// (--ignore-eos, --stop), --print-ids, the sampling options, --batch,
