@@ -58,15 +58,20 @@ public:
                  (long long)done, (long long)total_,
                  t.tokens ? std::exp(t.nll / double(t.tokens)) : 0.0);
     std::fflush(stderr);
+    drawn_ = true;
   }
-  ~ProgressBar() {
-    if (on_)
-      std::fprintf(stderr, "\r\033[K"); // the result replaces the bar
+  /// Erases the bar, so that the result or an error starts a clean line.
+  void finish() {
+    if (on_ && drawn_)
+      std::fprintf(stderr, "\r\033[K");
+    drawn_ = false;
   }
+  ~ProgressBar() { finish(); }
 
 private:
   int64_t total_;
   bool on_;
+  bool drawn_ = false;
 };
 
 } // namespace
@@ -124,16 +129,19 @@ int runPerplexity(const std::string &tool, const ArgParser &parser,
   std::vector<double> logprobs;
   for (const auto &[start, end] : windows) {
     std::vector<int32_t> window(ids.begin() + start, ids.begin() + end);
-    if (!engine->score(window, logprobs, error))
+    if (!engine->score(window, logprobs, error)) {
+      bar.finish();
       return inputError(tool, "window of tokens " + std::to_string(start) +
                                   " to " + std::to_string(end - 1) + ": " +
                                   error);
+    }
     for (double lp : logprobs)
       totals.nll -= lp;
     totals.tokens += int64_t(logprobs.size());
     ++totals.windows;
     bar.update(totals.windows, totals);
   }
+  bar.finish();
   const double mean = totals.nll / double(totals.tokens);
   const double perplexity = std::exp(mean);
   if (parser.has("json")) {
