@@ -13,15 +13,19 @@
 
 namespace strata::tools {
 
-void addPerplexityOptions(ArgParser &parser) {
-  parser.addOption("file", "TEXT", "the text to score (required)");
+void addWindowOptions(ArgParser &parser) {
   parser.addOption("context", "N",
                    "tokens per window, 2 to the model's positions (default: "
                    "the model's positions, max_position_embeddings)");
+  parser.addFlag("json", "print the result as one JSON object");
+}
+
+void addPerplexityOptions(ArgParser &parser) {
+  parser.addOption("file", "TEXT", "the text to score (required)");
+  addWindowOptions(parser);
   parser.addOption("tokenizer", "PATH",
                    "a tokenizer.json (or a folder holding one) instead of "
                    "the model's");
-  parser.addFlag("json", "print the result as one JSON object");
   parser.addOption("weights", "PATH",
                    "load the weights from a .safetensors file or a "
                    "model.safetensors.index.json (default: the model's own)");
@@ -76,10 +80,24 @@ private:
 
 } // namespace
 
+bool hasAllTokenLogits(const plan::Plan &plan) {
+  bool any = false;
+  for (const plan::Program &p : plan.programs)
+    for (const plan::Launch &l : p.launches)
+      if (l.kernel() == plan::Kernel::Logits) {
+        if (!l.as<plan::LogitsParams>().allTokens)
+          return false;
+        any = true;
+      }
+  return any;
+}
+
 int runPerplexity(const std::string &tool, const ArgParser &parser,
-                  plan::Plan plan, const std::string &source) {
-  if (!parser.has("file"))
-    return usageError(tool, "--file TEXT is required: the text to score");
+                  plan::Plan plan, const std::string &source,
+                  const std::string &fileOption) {
+  const std::string option = "--" + fileOption;
+  if (!parser.has(fileOption))
+    return usageError(tool, option + " TEXT is required: the text to score");
   int64_t context = plan.maxPositions;
   if (parser.has("context") &&
       !parseInteger(parser.get("context"), 2, plan.maxPositions, context))
@@ -91,6 +109,13 @@ int runPerplexity(const std::string &tool, const ArgParser &parser,
   if (std::string bad = parseEngineOptions(parser, options); !bad.empty())
     return usageError(tool, bad);
   options.keepLogits = false;
+  // Checked before the weights load: a generation plan cannot score.
+  if (!hasAllTokenLogits(plan))
+    return inputError(tool, source +
+                                ": error: the plan's logits are one row per "
+                                "sequence; scoring needs one for every "
+                                "position (strata compile "
+                                "--all-token-logits)");
 
   std::optional<tok::Tokenizer> tokenizer;
   std::string error;
@@ -101,22 +126,24 @@ int runPerplexity(const std::string &tool, const ArgParser &parser,
                       "perplexity needs a tokenizer: the model has none (a "
                       "'tokenizer:' entry in the model file, which import-hf "
                       "writes) and no --tokenizer was given");
-  const std::string path = parser.get("file");
+  const std::string path = parser.get(fileOption);
   std::string text;
-  if (!readTextFile(path, "--file", text, error))
+  if (!readTextFile(path, option, text, error))
     return inputError(tool, error);
   if (text.empty())
-    return inputError(tool, path + ": error: --file: the file is empty");
+    return inputError(tool,
+                      path + ": error: " + option + ": the file is empty");
   // The whole text at once, with the tokenizer's special tokens (its BOS),
   // as Hugging Face's perplexity recipe encodes it.
   std::vector<int32_t> ids;
   try {
     ids = tokenizer->encode(text, true);
   } catch (const tok::TokenizerError &e) {
-    return inputError(tool, path + ": error: --file: " + e.what());
+    return inputError(tool, path + ": error: " + option + ": " + e.what());
   }
   if (ids.size() < 2)
-    return inputError(tool, path + ": error: --file: the text encodes to " +
+    return inputError(tool, path + ": error: " + option +
+                                ": the text encodes to " +
                                 (ids.empty() ? "no tokens" : "1 token") +
                                 "; perplexity needs at least 2");
 

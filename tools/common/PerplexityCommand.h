@@ -13,9 +13,16 @@
 
 namespace strata::tools {
 
-/// Declares --file, --context, --tokenizer, --json, --weights, --device and
-/// --no-graphs.
+/// Declares --file, the window options, --tokenizer, --weights, --device
+/// and --no-graphs (`strata perplexity`).
 void addPerplexityOptions(ArgParser &parser);
+/// Declares --context and --json only, for a front end that has the
+/// others already (strata-run).
+void addWindowOptions(ArgParser &parser);
+
+/// Whether every logits launch of the plan has a row per token (the plan
+/// was built with all-token logits), as scoring needs.
+bool hasAllTokenLogits(const plan::Plan &plan);
 
 /// What the windows add up to.
 struct PerplexityTotals {
@@ -31,13 +38,14 @@ struct PerplexityTotals {
 std::vector<std::pair<int64_t, int64_t>> perplexityWindows(int64_t numIds,
                                                            int64_t context);
 
-/// Scores the file with `plan`, which must have all-token logits, as the
-/// options say, and prints the result. `source` is the model or plan file,
-/// for messages. Returns the exit code: 2 for a bad option (message
-/// prefixed by `tool`), 1 when the file, the tokenizer, the weights or a
-/// step fail.
+/// Scores the file the option `fileOption` names (without its dashes) with
+/// `plan`, which must have all-token logits, as the options say, and
+/// prints the result. `source` is the model or plan file, for messages. Returns
+/// the exit code: 2 for a bad option (message prefixed by `tool`), 1 when the
+/// file, the tokenizer, the weights or a step fail.
 int runPerplexity(const std::string &tool, const ArgParser &parser,
-                  plan::Plan plan, const std::string &source);
+                  plan::Plan plan, const std::string &source,
+                  const std::string &fileOption = "file");
 
 } // namespace strata::tools
 

@@ -25,7 +25,11 @@ int runPerplexityCommand(const std::vector<std::string> &args) {
       "each window is\nscored on its own, every token after its first given "
       "the ones before it.\nPrints the predicted tokens, their mean negative "
       "log-likelihood and\nexp(nll), the perplexity.\n",
-      runPerplexity, build, lowering);
+      [](const std::string &tool, const ArgParser &parser, plan::Plan plan,
+         const std::string &source) {
+        return runPerplexity(tool, parser, std::move(plan), source);
+      },
+      build, lowering);
 }
 
 } // namespace strata::tools
