@@ -242,8 +242,7 @@ Value ForwardBuilder::residualAdd(Value stream, Value out,
   auto attr = [&](double v) {
     return v == 1.0 ? FloatAttr() : b.getF64FloatAttr(v);
   };
-  return b.create<AddOp>(loc, stream, out, attr(scale.alpha),
-                         attr(scale.beta));
+  return b.create<AddOp>(loc, stream, out, attr(scale.alpha), attr(scale.beta));
 }
 
 FailureOr<OwningOpRef<ModuleOp>> ForwardBuilder::build() {
@@ -337,7 +336,10 @@ FailureOr<OwningOpRef<ModuleOp>> ForwardBuilder::build() {
   Value head = spec.tieWordEmbeddings
                    ? embed
                    : weight("lm_head.weight", {spec.vocabSize, hidden});
-  SmallVector<Value> returned = {b.create<LogitsOp>(loc, h, head, seqs)};
+  auto logits = b.create<LogitsOp>(loc, h, head, seqs);
+  if (options.allTokenLogits)
+    logits.setAllTokens(true);
+  SmallVector<Value> returned = {logits};
   if (kvCache)
     returned.push_back(kvCache);
   if (linearState)

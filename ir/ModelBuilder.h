@@ -22,6 +22,11 @@ struct ModelSpec;
 struct BuildOptions {
   /// Token positions per paged KV-cache block; a power of two.
   int64_t kvBlockSize = 16;
+  /// Project every token onto the vocabulary (`strata.logits` gets
+  /// `all_tokens`) instead of the last of each sequence: a scoring plan
+  /// (`strata perplexity`) needs the prediction of every position, which
+  /// generation plans must not pay for.
+  bool allTokenLogits = false;
 };
 
 /// Builds a module holding `func.func @forward` for `spec`:

@@ -50,6 +50,13 @@ public:
                     const std::vector<StepSample> &samples,
                     std::vector<int32_t> &tokens, std::vector<float> *logits,
                     std::string &error) = 0;
+
+  /// Runs `program` on the step `in` like step() without samples, and
+  /// copies the program's whole logits output to `logits`: [rows, vocab]
+  /// fp32, where rows is the step's token count for a program whose logits
+  /// are all-token, else its sequence count. For scoring (Engine::score).
+  virtual bool stepLogits(const plan::Program &program, const StepInputs &in,
+                          std::vector<float> &logits, std::string &error) = 0;
 };
 
 } // namespace strata

@@ -137,12 +137,9 @@ Engine::programFor(const std::vector<Sequence *> &batch,
   return allSingle ? decode_ : extend_;
 }
 
-bool Engine::step(std::vector<Sequence *> &batch,
-                  const std::vector<int64_t> &counts,
-                  const std::vector<StepSample> &samples,
-                  std::vector<int32_t> &tokens, std::vector<float> *logits,
-                  std::string &error) {
-  StepInputs in;
+bool Engine::buildInputs(const std::vector<Sequence *> &batch,
+                         const std::vector<int64_t> &counts, StepInputs &in,
+                         std::string &error) {
   in.cuQLens.push_back(0);
   const bool hasCache = plan_.kvCache.layers > 0;
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -171,6 +168,17 @@ bool Engine::step(std::vector<Sequence *> &batch,
                 in.blockTables.begin() + i * in.maxBlocksPerSeq);
     }
   }
+  return true;
+}
+
+bool Engine::step(std::vector<Sequence *> &batch,
+                  const std::vector<int64_t> &counts,
+                  const std::vector<StepSample> &samples,
+                  std::vector<int32_t> &tokens, std::vector<float> *logits,
+                  std::string &error) {
+  StepInputs in;
+  if (!buildInputs(batch, counts, in, error))
+    return false;
   const plan::Program &program = *programFor(batch, counts);
   if (!backend_->step(program, in, samples, tokens, logits, error))
     return false;

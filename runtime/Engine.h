@@ -118,6 +118,18 @@ public:
   int64_t sessionLength() const;
   void closeSession();
 
+  /// Scores `tokens` as one sequence on an empty cache: `logprobs[i - 1]`
+  /// receives log p(tokens[i] | tokens[0..i)) for i in [1, size), in
+  /// double from a log-softmax of the fp32 logits. The prompt is fed in
+  /// chunks of the plan's token limit (prefill, then extend), and every
+  /// chunk's logits come back, so the plan's logits must be all-token
+  /// (BuildOptions::allTokenLogits; scoresEveryToken()). Needs 2 to the
+  /// model's positions tokens and no open conversation.
+  bool score(const std::vector<int32_t> &tokens, std::vector<double> &logprobs,
+             std::string &error);
+  /// Whether the programs score every token (their logits are all-token).
+  bool scoresEveryToken() const;
+
   const plan::Plan &plan() const { return plan_; }
   /// "cpu" or "cuda".
   const char *backendName() const { return backend_->name(); }
@@ -153,6 +165,12 @@ private:
             const std::vector<StepSample> &samples,
             std::vector<int32_t> &tokens, std::vector<float> *logits,
             std::string &error);
+
+  /// The inputs of a step feeding `counts[i]` pending tokens of
+  /// `batch[i]`; appends their KV slots to the pool.
+  bool buildInputs(const std::vector<Sequence *> &batch,
+                   const std::vector<int64_t> &counts, StepInputs &in,
+                   std::string &error);
 
   /// The program for a step: the generic forward when the plan has one,
   /// else prefill (every sequence starts on an empty cache), decode (one

@@ -51,6 +51,15 @@ public:
     return true;
   }
 
+  bool stepLogits(const plan::Program &program, const StepInputs &in,
+                  std::vector<float> &logits, std::string &error) override {
+    std::vector<int32_t> tokens;
+    if (!step(program, in, {}, tokens, nullptr, error))
+      return false;
+    logits = logits_; // exactly the rows of this step (CpuExecutor::run)
+    return true;
+  }
+
 private:
   const plan::Plan &plan_;
   const WeightStore &weights_;

@@ -41,6 +41,8 @@ public:
   bool init(std::string &error);
   bool reserve(int64_t numBlocks, int64_t numSlots, int64_t maxContext,
                std::string &error) override;
+  bool stepLogits(const plan::Program &program, const StepInputs &in,
+                  std::vector<float> &logits, std::string &error) override;
   bool step(const plan::Program &program, const StepInputs &in,
             const std::vector<StepSample> &samples,
             std::vector<int32_t> &tokens, std::vector<float> *logits,

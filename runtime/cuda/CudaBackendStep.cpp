@@ -265,4 +265,38 @@ bool CudaBackend::step(const plan::Program &program, const StepInputs &in,
   return true;
 }
 
+bool CudaBackend::stepLogits(const plan::Program &program, const StepInputs &in,
+                             std::vector<float> &logits, std::string &error) {
+  std::vector<int32_t> tokens;
+  // step() ends synchronised and leaves the logits in the program's output
+  // buffer until its next step.
+  if (!step(program, in, {}, tokens, nullptr, error))
+    return false;
+  CudaProgram *exec = programOf(program, error);
+  if (!exec)
+    return false;
+  const float *rows = exec->logits();
+  if (!rows) {
+    error = "cuda: the program has no fp32 output (logits)";
+    return false;
+  }
+  bool allTokens = false;
+  for (const plan::Launch &l : program.launches)
+    if (l.kernel() == plan::Kernel::Logits)
+      allTokens = l.as<plan::LogitsParams>().allTokens;
+  const int64_t count = allTokens ? in.numTokens() : in.batch();
+  logits.resize(size_t(count * plan_.vocabSize));
+  if (logits.empty())
+    return true;
+  if (Status s =
+          kernels::cudaStatus(cudaMemcpy(logits.data(), rows, logits.size() * 4,
+                                         cudaMemcpyDeviceToHost),
+                              "logits download");
+      !s.ok()) {
+    error = "cuda: " + s.message();
+    return false;
+  }
+  return true;
+}
+
 } // namespace strata

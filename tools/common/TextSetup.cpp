@@ -50,6 +50,29 @@ bool loadRunTokenizer(const ArgParser &parser, const plan::Plan &plan,
   }
 }
 
+bool readTextFile(const std::string &path, const std::string &option,
+                  std::string &text, std::string &error) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = path + ": error: " + option + ": is a folder";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error =
+        path + ": error: " + option + ": cannot open: " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) {
+    error = path + ": error: " + option + ": cannot read the file";
+    return false;
+  }
+  text = s.str();
+  return true;
+}
+
 bool resolveChatFormat(const ArgParser &parser, const tok::Tokenizer &tokenizer,
                        tok::ChatFormat &out, std::string &error) {
   if (parser.has("chat-format")) {
@@ -80,29 +103,6 @@ bool resolveChatFormat(const ArgParser &parser, const tok::Tokenizer &tokenizer,
 }
 
 namespace {
-
-bool readTextFile(const std::string &path, std::string &text,
-                  std::string &error) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    error = path + ": error: --prompt-file: is a folder";
-    return false;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error =
-        path + ": error: --prompt-file: cannot open: " + std::strerror(errno);
-    return false;
-  }
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) {
-    error = path + ": error: --prompt-file: cannot read the file";
-    return false;
-  }
-  text = s.str();
-  return true;
-}
 
 bool parseIds(const std::string &ids, int64_t vocab, std::vector<int32_t> &out,
               std::string &error) {
@@ -165,7 +165,8 @@ bool readPrompt(const ArgParser &parser, const plan::Plan &plan,
   std::string text;
   if (parser.has("prompt")) {
     text = parser.get("prompt");
-  } else if (!readTextFile(parser.get("prompt-file"), text, error)) {
+  } else if (!readTextFile(parser.get("prompt-file"), "--prompt-file", text,
+                           error)) {
     usage = false;
     return false;
   }

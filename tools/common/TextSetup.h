@@ -31,6 +31,11 @@ std::string fileError(const tok::TokenizerError &e);
 /// for a folder.
 std::string tokenizerJsonPath(const std::string &path);
 
+/// The whole of the file `path` as bytes. False with `error` ("PATH:
+/// error: OPTION: ...") when it is a folder or cannot be read.
+bool readTextFile(const std::string &path, const std::string &option,
+                  std::string &text, std::string &error);
+
 /// The chat format: --chat-format NAME, else the one the tokenizer's chat
 /// template writes. False with `error` listing the known formats when
 /// neither names one.

@@ -1,10 +1,12 @@
 // strata-run: the runtime-only front end. It links no MLIR, so it runs on
 // machines that only have the CUDA runtime: it reads a compiled plan
-// (`strata compile MODEL.yaml -o MODEL.splan`) and generates with it, or
-// lists the devices.
+// (`strata compile MODEL.yaml -o MODEL.splan`) and generates with it,
+// scores a text with it (--perplexity, a plan compiled with
+// --all-token-logits), or lists the devices.
 #include "runtime/Devices.h"
 #include "runtime/plan/PlanFile.h"
 #include "tools/common/ArgParser.h"
+#include "tools/common/PerplexityCommand.h"
 #include "tools/common/RunCommand.h"
 
 #include <cstdio>
@@ -18,6 +20,11 @@
 int main(int argc, char **argv) {
   strata::tools::ArgParser parser;
   strata::tools::addRunOptions(parser);
+  parser.addOption("perplexity", "FILE",
+                   "score the text of FILE instead of generating: mean NLL "
+                   "and perplexity (a plan compiled with --all-token-logits; "
+                   "see strata perplexity)");
+  strata::tools::addWindowOptions(parser);
   parser.addFlag("list-devices", "list the CUDA devices and exit");
   parser.addFlag("version", "print the version and exit");
   parser.addFlag("help", "show this help");
@@ -32,6 +39,7 @@ int main(int argc, char **argv) {
   if (parser.has("help") || argc == 1) {
     std::printf("usage: strata-run MODEL.splan --prompt TEXT [options]\n"
                 "       strata-run MODEL.splan --prompt-ids IDS [options]\n"
+                "       strata-run MODEL.splan --perplexity FILE [options]\n"
                 "       strata-run --list-devices\n\noptions:\n%s",
                 parser.helpText().c_str());
     return argc == 1 ? 2 : 0;
@@ -56,6 +64,22 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "%s\n", error.c_str());
     return 1;
   }
+  if (parser.has("perplexity")) {
+    for (const char *other : {"prompt", "prompt-file", "prompt-ids"})
+      if (parser.has(other))
+        return strata::tools::usageError(
+            "strata-run", std::string("--perplexity scores a file; it takes "
+                                      "no --") +
+                              other);
+    return strata::tools::runPerplexity("strata-run", parser, std::move(plan),
+                                        parser.positionals().front(),
+                                        "perplexity");
+  }
+  if (parser.has("context") || parser.has("json"))
+    return strata::tools::usageError(
+        "strata-run",
+        std::string(parser.has("context") ? "--context" : "--json") +
+            " applies with --perplexity only");
   return strata::tools::runGeneration("strata-run", parser, std::move(plan),
                                       parser.positionals().front());
 }

@@ -19,6 +19,7 @@ int runImportHf(const std::vector<std::string> &args);
 int runInspect(const std::vector<std::string> &args);
 int runRun(const std::vector<std::string> &args);
 int runChat(const std::vector<std::string> &args);
+int runPerplexityCommand(const std::vector<std::string> &args);
 
 } // namespace strata::tools
 

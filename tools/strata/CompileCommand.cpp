@@ -61,6 +61,9 @@ ArgParser makeCompileParser() {
   parser.addOption("block-size", "N",
                    "tokens per paged KV-cache block (power of two; "
                    "default 16)");
+  parser.addFlag("all-token-logits",
+                 "logits for every position instead of the last of each "
+                 "sequence: a plan for scoring (Engine::score, perplexity)");
   parser.addFlag("help", "show this help");
   parser.addAlias("-h", "help");
   return parser;
@@ -157,6 +160,7 @@ int runCompile(const std::vector<std::string> &args) {
                         parser.get("block-size") + "'");
     options.kvBlockSize = blockSize;
   }
+  options.allTokenLogits = parser.has("all-token-logits");
 
   std::string outputPath = parser.get("output", "-");
   const bool writePlan = llvm::StringRef(outputPath).endswith(".splan");

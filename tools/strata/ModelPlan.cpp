@@ -122,11 +122,12 @@ int lowerModelPlan(mlir::ModuleOp module, const ModelSpec &spec,
 }
 
 int compileModelPlan(const std::string &path, bool fused,
-                     const PlanLoweringOptions &options, plan::Plan &out) {
+                     const PlanLoweringOptions &options, plan::Plan &out,
+                     const BuildOptions &build) {
   mlir::MLIRContext context;
   ModelSpec spec;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      buildModelModule(path, context, BuildOptions{}, spec);
+      buildModelModule(path, context, build, spec);
   if (!module)
     return kExitBadInput;
   DiagnosticPrinter diagnostics(context, path);
@@ -149,7 +150,9 @@ int runCompiledModel(const std::string &tool,
                      void (*declare)(ArgParser &), const char *usage,
                      int (*run)(const std::string &tool,
                                 const ArgParser &parser, plan::Plan plan,
-                                const std::string &source)) {
+                                const std::string &source),
+                     const BuildOptions &build,
+                     const PlanLoweringOptions &lowering) {
   ArgParser parser;
   declare(parser);
   parser.addFlag("help", "show this help");
@@ -175,7 +178,7 @@ int runCompiledModel(const std::string &tool,
   const bool fused = parser.has("device") && parser.get("device") == "cuda";
   const std::string &model = parser.positionals().front();
   plan::Plan plan;
-  if (int code = compileModelPlan(model, fused, PlanLoweringOptions{}, plan))
+  if (int code = compileModelPlan(model, fused, lowering, plan, build))
     return code;
   return run(tool, parser, std::move(plan), model);
 }

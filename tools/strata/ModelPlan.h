@@ -52,24 +52,29 @@ int lowerModelPlan(mlir::ModuleOp module, const ModelSpec &spec,
                    const std::string &path, const PlanLoweringOptions &options,
                    const DiagnosticPrinter &diagnostics, plan::Plan &out);
 
-/// Imports `path`, builds its generic forward, runs the fusion pipeline when
-/// `fused` (the phase programs the CUDA backend runs) and lowers the result
-/// with `options`. On failure the error is printed ("FILE: error: ...") and
-/// the exit code (kExitBadInput) returned; 0 on success.
+/// Imports `path`, builds its generic forward with `build`, runs the fusion
+/// pipeline when `fused` (the phase programs the CUDA backend runs) and
+/// lowers the result with `options`. On failure the error is printed
+/// ("FILE: error: ...") and the exit code (kExitBadInput) returned; 0 on
+/// success.
 int compileModelPlan(const std::string &path, bool fused,
-                     const PlanLoweringOptions &options, plan::Plan &out);
+                     const PlanLoweringOptions &options, plan::Plan &out,
+                     const BuildOptions &build = {});
 
 /// What `strata run` and `strata chat` share: parses `args` with the
 /// options `declare` adds (and --help, which prints `usage` and them),
 /// takes one model file, compiles it (the fused phase programs with
 /// `--device cuda`, else the generic forward the CPU runs) and hands the
-/// plan to `run`. Returns the exit code.
+/// plan to `run`. `build` and `lowering` shape the plan (`strata
+/// perplexity` asks for all-token logits). Returns the exit code.
 int runCompiledModel(const std::string &tool,
                      const std::vector<std::string> &args,
                      void (*declare)(ArgParser &), const char *usage,
                      int (*run)(const std::string &tool,
                                 const ArgParser &parser, plan::Plan plan,
-                                const std::string &source));
+                                const std::string &source),
+                     const BuildOptions &build = {},
+                     const PlanLoweringOptions &lowering = {});
 
 } // namespace strata::tools
 

@@ -30,6 +30,8 @@ const Subcommand kSubcommands[] = {
     {"import-hf", "write a model YAML for a Hugging Face checkpoint folder",
      runImportHf},
     {"inspect", "print a plan file and check its schedule", runInspect},
+    {"perplexity", "score a text file: mean NLL and perplexity of a model",
+     runPerplexityCommand},
     {"run", "generate text with a model (CPU reference or --device cuda)",
      runRun},
     {"tokenize", "print the token ids of a text", runTokenizeCommand},

@@ -16,7 +16,8 @@
 namespace strata::testing {
 
 plan::Plan compilePlan(const std::string &model, int64_t maxTokens, bool fused,
-                       int64_t maxBatch, std::optional<DType> dtype) {
+                       int64_t maxBatch, std::optional<DType> dtype,
+                       bool allTokenLogits) {
   ImportResult imported =
       importModelFile(std::string(STRATA_SOURCE_DIR "/models/") + model);
   REQUIRE(imported.ok);
@@ -26,7 +27,9 @@ plan::Plan compilePlan(const std::string &model, int64_t maxTokens, bool fused,
   mlir::DialectRegistry registry;
   registerStrataDialect(registry);
   context.appendDialectRegistry(registry);
-  auto module = buildForwardModule(context, imported.spec);
+  BuildOptions build;
+  build.allTokenLogits = allTokenLogits;
+  auto module = buildForwardModule(context, imported.spec, build);
   REQUIRE(mlir::succeeded(module));
   if (fused) {
     mlir::PassManager pm(&context);

@@ -15,10 +15,12 @@ namespace strata::testing {
 /// pipeline when `fused`, and lowers it for steps of at most `maxTokens`
 /// tokens and `maxBatch` sequences (min(8, maxTokens) when 0). `dtype`, when
 /// given, replaces the model file's (as if its `dtype:` line said so; the
-/// random weights keep their seed). Fails the current test on any error.
+/// random weights keep their seed). `allTokenLogits` builds a scoring plan
+/// (BuildOptions::allTokenLogits). Fails the current test on any error.
 plan::Plan compilePlan(const std::string &model, int64_t maxTokens, bool fused,
                        int64_t maxBatch = 0,
-                       std::optional<DType> dtype = std::nullopt);
+                       std::optional<DType> dtype = std::nullopt,
+                       bool allTokenLogits = false);
 
 } // namespace strata::testing
 
