@@ -16,6 +16,7 @@
 // by far more than the tolerance and fails.
 #include "runtime/Engine.h"
 #include "runtime/plan/PlanFile.h"
+#include "tests/gpu/engine/TestPlans.h"
 
 #include <catch2/catch.hpp>
 
@@ -34,25 +35,8 @@ namespace {
 /// 3% leaves room without hiding a wrong operand (those give O(1)).
 constexpr double kLogitTolerance = 3e-2;
 
-std::string planDir() {
-  const char *env = std::getenv("STRATA_PLAN_DIR");
-  return env && *env ? env : STRATA_TEST_PLAN_DIR;
-}
-
 plan::Plan loadPlan(const std::string &model) {
-  const std::string path = planDir() + "/" + model + ".fused.splan";
-  std::ifstream probe(path);
-  INFO("missing plan " << path
-                       << ": build the strata-test-plans target of a full "
-                          "build, copy its plans/ folder, or set "
-                          "STRATA_PLAN_DIR");
-  REQUIRE(probe.good());
-  plan::Plan plan;
-  std::string error;
-  bool ok = plan::readPlanFile(path, plan, error);
-  INFO(error);
-  REQUIRE(ok);
-  return plan;
+  return testing::loadTestPlan(model + ".fused.splan");
 }
 
 std::unique_ptr<Engine> makeEngine(const plan::Plan &plan, Device device,
@@ -184,7 +168,7 @@ TEST_CASE("the CUDA backend refuses a generic (unfused) plan",
           "[gpu][engine]") {
   plan::Plan plan;
   std::string error;
-  const std::string path = planDir() + "/tiny-llama.generic.splan";
+  const std::string path = testing::testPlanDir() + "/tiny-llama.generic.splan";
   REQUIRE(plan::readPlanFile(path, plan, error));
   EngineOptions options;
   options.device = Device::Cuda;

@@ -41,8 +41,8 @@ TEST_CASE("device random weights equal the host's", "[gpu][weights]") {
         randomInitOf(w.name) == RandomInit::One
             ? kernels::constantFill(dtype, count, 1.0f, dev, nullptr)
             : kernels::randomNormalFill(dtype, count, p.weightSeed,
-                                        weightNameHash(w.name),
-                                        p.weightInitStd, dev, nullptr);
+                                        weightNameHash(w.name), p.weightInitStd,
+                                        dev, nullptr);
     INFO(s.message());
     REQUIRE(s.ok());
     std::vector<uint8_t> got(expect.size());
@@ -53,8 +53,7 @@ TEST_CASE("device random weights equal the host's", "[gpu][weights]") {
     const size_t width = plan::byteWidth(w.dtype);
     for (size_t e = 0; e < got.size(); e += width)
       mismatches += std::memcmp(&got[e], &expect[e], width) != 0;
-    INFO(w.name << ": " << mismatches << " of " << count
-                << " elements differ");
+    INFO(w.name << ": " << mismatches << " of " << count << " elements differ");
     CHECK(mismatches == 0);
   }
 }

@@ -4,13 +4,11 @@
 // fed as a prefill of 8, an extend of 8 and a decode of 1: every path by
 // which score() reads the device's logits rows.
 #include "runtime/Engine.h"
-#include "runtime/plan/PlanFile.h"
+#include "tests/gpu/engine/TestPlans.h"
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 
 using namespace strata;
 
@@ -24,21 +22,7 @@ namespace {
 constexpr double kLogProbTolerance = 2e-2;
 
 plan::Plan loadScorePlan(const std::string &model) {
-  const char *env = std::getenv("STRATA_PLAN_DIR");
-  const std::string dir = env && *env ? env : STRATA_TEST_PLAN_DIR;
-  const std::string path = dir + "/" + model + ".score.fused.splan";
-  std::ifstream probe(path);
-  INFO("missing plan " << path
-                       << ": build the strata-test-plans target of a full "
-                          "build, copy its plans/ folder, or set "
-                          "STRATA_PLAN_DIR");
-  REQUIRE(probe.good());
-  plan::Plan plan;
-  std::string error;
-  bool ok = plan::readPlanFile(path, plan, error);
-  INFO(error);
-  REQUIRE(ok);
-  return plan;
+  return testing::loadTestPlan(model + ".score.fused.splan");
 }
 
 std::vector<double> score(const plan::Plan &plan, Device device,

@@ -44,4 +44,12 @@ plan::Plan compilePlan(const std::string &model, int64_t maxTokens, bool fused,
   return *plan;
 }
 
+std::unique_ptr<Engine> makeCpuEngine(const plan::Plan &plan) {
+  std::string error;
+  auto engine = Engine::create(plan, EngineOptions{}, error);
+  INFO(error);
+  REQUIRE(engine);
+  return engine;
+}
+
 } // namespace strata::testing

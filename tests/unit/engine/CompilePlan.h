@@ -3,9 +3,11 @@
 #define STRATA_TESTS_UNIT_ENGINE_COMPILEPLAN_H
 
 #include "models/ModelSpec.h"
+#include "runtime/Engine.h"
 #include "runtime/plan/Plan.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -21,6 +23,10 @@ plan::Plan compilePlan(const std::string &model, int64_t maxTokens, bool fused,
                        int64_t maxBatch = 0,
                        std::optional<DType> dtype = std::nullopt,
                        bool allTokenLogits = false);
+
+/// A CPU engine for `plan` with default options; fails the current test
+/// when it cannot be made.
+std::unique_ptr<Engine> makeCpuEngine(const plan::Plan &plan);
 
 } // namespace strata::testing
 

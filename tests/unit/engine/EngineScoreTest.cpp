@@ -15,14 +15,6 @@ using namespace strata;
 
 namespace {
 
-std::unique_ptr<Engine> makeEngine(const plan::Plan &plan) {
-  std::string error;
-  auto engine = Engine::create(plan, EngineOptions{}, error);
-  INFO(error);
-  REQUIRE(engine);
-  return engine;
-}
-
 /// log softmax(row)[target], computed plainly in double.
 double referenceLogProb(const std::vector<float> &row, int32_t target) {
   double sum = 0.0;
@@ -64,7 +56,7 @@ TEST_CASE("score() gives each token's log-probability given the ones before "
   for (const char *model : {"tiny-llama.yaml", "tiny-minimax.yaml"})
     for (bool fused : {false, true}) {
       INFO(model << (fused ? " fused" : " generic"));
-      auto gen = makeEngine(testing::compilePlan(model, 16, fused));
+      auto gen = testing::makeCpuEngine(testing::compilePlan(model, 16, fused));
       std::vector<int32_t> sequence;
       std::vector<double> expected;
       reference(*gen, sequence, expected);
@@ -72,8 +64,8 @@ TEST_CASE("score() gives each token's log-probability given the ones before "
       // extend, and a last chunk of one token: decode).
       for (int64_t maxTokens : {16, 4}) {
         INFO("steps of " << maxTokens << " tokens");
-        auto scorer = makeEngine(testing::compilePlan(model, maxTokens, fused,
-                                                      1, std::nullopt, true));
+        auto scorer = testing::makeCpuEngine(testing::compilePlan(
+            model, maxTokens, fused, 1, std::nullopt, true));
         REQUIRE(scorer->scoresEveryToken());
         std::vector<double> got;
         std::string error;
@@ -96,13 +88,14 @@ TEST_CASE("score() gives each token's log-probability given the ones before "
 TEST_CASE("score() refuses what it cannot score") {
   std::string error;
   std::vector<double> out;
-  auto gen = makeEngine(testing::compilePlan("tiny-llama.yaml", 16, false));
+  auto gen = testing::makeCpuEngine(
+      testing::compilePlan("tiny-llama.yaml", 16, false));
   CHECK_FALSE(gen->scoresEveryToken());
   CHECK_FALSE(gen->score({1, 2, 3}, out, error));
   CHECK(error == "the plan's logits are one row per sequence; scoring needs "
                  "a plan built with all-token logits");
-  auto scorer = makeEngine(testing::compilePlan("tiny-llama.yaml", 16, false, 1,
-                                                std::nullopt, true));
+  auto scorer = testing::makeCpuEngine(testing::compilePlan(
+      "tiny-llama.yaml", 16, false, 1, std::nullopt, true));
   CHECK_FALSE(scorer->score({7}, out, error));
   CHECK(error == "score() takes 2 to 2048 tokens (the model's positions), got "
                  "1");

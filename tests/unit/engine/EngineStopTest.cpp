@@ -14,14 +14,6 @@ using namespace strata;
 
 namespace {
 
-std::unique_ptr<Engine> makeEngine(const plan::Plan &plan) {
-  std::string error;
-  auto engine = Engine::create(plan, EngineOptions{}, error);
-  INFO(error);
-  REQUIRE(engine);
-  return engine;
-}
-
 GenerationResult generateOne(Engine &engine, const GenerationRequest &r) {
   std::vector<GenerationResult> results;
   GenerationTimings timings;
@@ -48,7 +40,7 @@ const plan::Plan &tinyLlama() {
 } // namespace
 
 TEST_CASE("a stop token ends the sequence after it") {
-  auto engine = makeEngine(tinyLlama());
+  auto engine = testing::makeCpuEngine(tinyLlama());
   const GenerationResult free =
       generateOne(*engine, greedy({5, 17, 301, 44}, 10));
   REQUIRE(free.tokens.size() == 10);
@@ -72,7 +64,7 @@ TEST_CASE("a stop token ends the sequence after it") {
 
 TEST_CASE("the token callback sees every token in order and can end the "
           "sequence") {
-  auto engine = makeEngine(tinyLlama());
+  auto engine = testing::makeCpuEngine(tinyLlama());
   GenerationRequest r = greedy({9, 8, 7}, 12);
   std::vector<int32_t> seen;
   r.onToken = [&](int32_t id) {
@@ -100,12 +92,12 @@ TEST_CASE("the token callback sees every token in order and can end the "
 TEST_CASE("a conversation kept in the cache generates what one generation "
           "over the whole conversation does") {
   const plan::Plan &plan = tinyLlama();
-  const std::vector<int32_t> first = {1, 40, 41, 42, 43, 44, 45, 46, 47, 48,
+  const std::vector<int32_t> first = {1,  40, 41, 42, 43, 44, 45, 46, 47, 48,
                                       49, 50, 51, 52, 53, 54, 55, 56, 57, 58};
   const std::vector<int32_t> second = {60, 61, 62};
   const std::vector<int32_t> third = {70};
 
-  auto session = makeEngine(plan);
+  auto session = testing::makeCpuEngine(plan);
   std::string error;
   REQUIRE(session->openSession(128, error));
   GenerationResult turn1, turn2, turn3;
@@ -118,7 +110,7 @@ TEST_CASE("a conversation kept in the cache generates what one generation "
         int64_t(first.size() + 5 + second.size() + 4 + third.size() + 3));
 
   // The same conversation as one prompt each time, on a fresh engine.
-  auto oneShot = makeEngine(plan);
+  auto oneShot = testing::makeCpuEngine(plan);
   std::vector<int32_t> all = first;
   CHECK(generateOne(*oneShot, greedy(all, 5)).tokens == turn1.tokens);
   all.insert(all.end(), turn1.tokens.begin(), turn1.tokens.end());
@@ -130,15 +122,15 @@ TEST_CASE("a conversation kept in the cache generates what one generation "
 }
 
 TEST_CASE("a conversation refuses a turn beyond its length and stays usable") {
-  auto engine = makeEngine(tinyLlama());
+  auto engine = testing::makeCpuEngine(tinyLlama());
   std::string error;
   REQUIRE(engine->openSession(16, error));
   GenerationResult result;
   GenerationTimings timings;
   REQUIRE(engine->continueSession(greedy({1, 2, 3, 4, 5, 6}, 4), result,
                                   timings, error));
-  CHECK_FALSE(engine->continueSession(greedy({7, 8, 9, 10}, 4), result,
-                                      timings, error));
+  CHECK_FALSE(engine->continueSession(greedy({7, 8, 9, 10}, 4), result, timings,
+                                      error));
   CHECK(error == "request 0: 10 tokens held, a prompt of 4 tokens and 4 new "
                  "tokens exceed the 16 positions of the session");
   CHECK(engine->sessionLength() == 10);
@@ -155,7 +147,7 @@ TEST_CASE("a conversation refuses a turn beyond its length and stays usable") {
 }
 
 TEST_CASE("stop token ids outside the vocabulary are refused") {
-  auto engine = makeEngine(tinyLlama());
+  auto engine = testing::makeCpuEngine(tinyLlama());
   GenerationRequest r = greedy({1, 2}, 2);
   r.stopTokens = {512};
   std::vector<GenerationResult> results;
