@@ -3,6 +3,7 @@
 #include "runtime/Engine.h"
 #include "runtime/PlanTokenizer.h"
 #include "runtime/TextStream.h"
+#include "runtime/tokenizer/Utf8.h"
 #include "tools/common/RunCommand.h"
 #include "tools/common/TextSetup.h"
 
@@ -82,7 +83,7 @@ int runChatLoop(const std::string &tool, const ArgParser &parser,
                    "chat format %s; an empty line is skipped, /exit or "
                    "end of input ends the conversation\n",
                    tok::chatFormatName(format));
-    bool first = true, replyEnded = false;
+    bool first = true, replyEnded = false, refused = false;
     std::string line;
     while (true) {
       if (interactive) {
@@ -93,6 +94,17 @@ int runChatLoop(const std::string &tool, const ArgParser &parser,
         break;
       if (line.find_first_not_of(" \t\r") == std::string::npos)
         continue;
+      // A line that cannot be encoded (not UTF-8) is refused and the
+      // conversation goes on; the exit code says that one was refused.
+      if (const size_t bad = tok::findInvalidUtf8(line);
+          bad != std::string::npos) {
+        std::fprintf(stderr,
+                     "%s: error: the message is not valid UTF-8 (invalid "
+                     "byte at offset %zu); it was not sent\n",
+                     tool.c_str(), bad);
+        refused = true;
+        continue;
+      }
       std::string text = first ? tok::chatOpening(format, system, line)
                                : tok::chatNextTurn(format, line, replyEnded);
       turn.prompt = tokenizer->encode(text, false);
@@ -133,12 +145,12 @@ int runChatLoop(const std::string &tool, const ArgParser &parser,
       replyEnded = result.finish == FinishReason::StopToken;
       first = false;
     }
+    return refused ? 1 : 0;
   } catch (const tok::TokenizerError &e) {
     return failed(std::string("the message: ") + e.what());
   } catch (const std::bad_alloc &) {
     return failed("out of host memory");
   }
-  return 0;
 }
 
 } // namespace strata::tools
