@@ -7,20 +7,6 @@ namespace strata::plan {
 
 namespace {
 
-std::string formatBytes(uint64_t bytes) {
-  char text[32];
-  if (bytes >= (uint64_t(1) << 30))
-    std::snprintf(text, sizeof(text), "%.2f GiB", bytes / double(1ull << 30));
-  else if (bytes >= (uint64_t(1) << 20))
-    std::snprintf(text, sizeof(text), "%.2f MiB", bytes / double(1ull << 20));
-  else if (bytes >= 1024)
-    std::snprintf(text, sizeof(text), "%.2f KiB", bytes / 1024.0);
-  else
-    std::snprintf(text, sizeof(text), "%llu B",
-                  static_cast<unsigned long long>(bytes));
-  return text;
-}
-
 std::string bufferList(const Program &p, const std::vector<int32_t> &ids) {
   std::string s;
   for (size_t k = 0; k < ids.size(); ++k)
@@ -72,6 +58,31 @@ void describeProgram(std::ostringstream &os, const Plan &plan,
 
 } // namespace
 
+std::string formatBytes(uint64_t bytes) {
+  char text[32];
+  if (bytes >= (uint64_t(1) << 30))
+    std::snprintf(text, sizeof(text), "%.2f GiB", bytes / double(1ull << 30));
+  else if (bytes >= (uint64_t(1) << 20))
+    std::snprintf(text, sizeof(text), "%.2f MiB", bytes / double(1ull << 20));
+  else if (bytes >= 1024)
+    std::snprintf(text, sizeof(text), "%.2f KiB", bytes / 1024.0);
+  else
+    std::snprintf(text, sizeof(text), "%llu B",
+                  static_cast<unsigned long long>(bytes));
+  return text;
+}
+
+uint64_t weightBytes(const Plan &plan) {
+  uint64_t total = 0;
+  for (const Weight &w : plan.weights) {
+    uint64_t n = byteWidth(w.dtype);
+    for (int64_t d : w.shape)
+      n *= static_cast<uint64_t>(d);
+    total += n;
+  }
+  return total;
+}
+
 std::string formatShape(const std::vector<Dim> &shape) {
   std::string s = "[";
   for (size_t k = 0; k < shape.size(); ++k) {
@@ -100,15 +111,8 @@ std::string describePlan(const Plan &plan) {
     os << "linear state: " << plan.linearState.layers << " layers x "
        << plan.linearState.heads << " heads x " << plan.linearState.keyDim
        << " x " << plan.linearState.valueDim << " f32 per slot\n";
-  uint64_t weightBytes = 0;
-  for (const Weight &w : plan.weights) {
-    uint64_t n = byteWidth(w.dtype);
-    for (int64_t d : w.shape)
-      n *= static_cast<uint64_t>(d);
-    weightBytes += n;
-  }
   os << "weights: " << plan.weights.size() << " tensors, "
-     << formatBytes(weightBytes);
+     << formatBytes(weightBytes(plan));
   if (plan.checkpoint.empty())
     os << " (random: seed " << plan.weightSeed << ", std " << plan.weightInitStd
        << ")\n";

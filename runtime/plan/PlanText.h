@@ -12,6 +12,12 @@ namespace strata::plan {
 
 std::string describePlan(const Plan &plan);
 
+/// "1.50 MiB", "512 B": binary units, two decimals.
+std::string formatBytes(uint64_t bytes);
+
+/// The bytes of all the weights the plan lists.
+uint64_t weightBytes(const Plan &plan);
+
 /// "[tokens, 4096]"
 std::string formatShape(const std::vector<Dim> &shape);
 

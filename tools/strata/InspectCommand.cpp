@@ -3,16 +3,22 @@
 // honour every hazard (the same check the scheduler's tests apply).
 #include "codegen/ProgramGraph.h"
 #include "runtime/plan/PlanFile.h"
+#include "runtime/plan/PlanSummary.h"
 #include "runtime/plan/PlanText.h"
 #include "tools/common/ArgParser.h"
 #include "tools/strata/Commands.h"
 
 #include <cstdio>
+#include <filesystem>
 
 namespace strata::tools {
 
 int runInspect(const std::vector<std::string> &args) {
   ArgParser parser;
+  parser.addFlag("summary",
+                 "print only what the passes chose: the attention kind per "
+                 "layer, and per program its launches, rope+KV-write "
+                 "variant and attention kernels, and the plan file's size");
   parser.addFlag("help", "show this help");
   parser.addAlias("-h", "help");
   if (!parser.parse(args)) {
@@ -23,9 +29,10 @@ int runInspect(const std::vector<std::string> &args) {
     return kExitUsage;
   }
   if (parser.has("help")) {
-    std::printf("usage: strata inspect MODEL.splan\n\nPrints the plan and "
-                "checks its schedule and memory plan.\n\noptions:\n%s",
-                parser.helpText().c_str());
+    std::printf(
+        "usage: strata inspect MODEL.splan [--summary]\n\nPrints the plan and "
+        "checks its schedule and memory plan.\n\noptions:\n%s",
+        parser.helpText().c_str());
     return kExitOk;
   }
   if (parser.positionals().size() != 1) {
@@ -40,7 +47,16 @@ int runInspect(const std::vector<std::string> &args) {
     std::fprintf(stderr, "%s\n", error.c_str());
     return kExitBadInput;
   }
-  std::printf("%s", plan::describePlan(plan).c_str());
+  if (parser.has("summary")) {
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(path, ec);
+    std::printf("plan %s: format %u", path.c_str(), plan::kPlanFormatVersion);
+    if (!ec)
+      std::printf(", %s", plan::formatBytes(bytes).c_str());
+    std::printf("\n%s", plan::summarizePlan(plan).c_str());
+  } else {
+    std::printf("%s", plan::describePlan(plan).c_str());
+  }
   for (const plan::Program &program : plan.programs) {
     std::string violation = sched::checkProgram(program, plan.limits);
     if (!violation.empty()) {
@@ -49,8 +65,9 @@ int runInspect(const std::vector<std::string> &args) {
       return kExitBadInput;
     }
   }
-  std::printf("\nschedule check: every hazard is ordered and no live "
-              "buffers overlap\n");
+  if (!parser.has("summary"))
+    std::printf("\nschedule check: every hazard is ordered and no live "
+                "buffers overlap\n");
   return kExitOk;
 }
 
