@@ -41,6 +41,12 @@ public:
   virtual bool reserve(int64_t numBlocks, int64_t numSlots, int64_t maxContext,
                        std::string &error) = 0;
 
+  /// Zeroes the linear-attention state of `slot` in every linear layer, so
+  /// that a slot freed by one sequence starts the next from nothing (the
+  /// serving loop reuses slots between reserve() calls). Ordered after the
+  /// steps already issued and before the next one.
+  virtual bool resetState(int32_t slot, std::string &error) = 0;
+
   /// Runs `program` on the step `in`. When `samples` is non-empty it holds
   /// one entry per sequence of the step: `tokens` receives each sequence's
   /// next token and, when `logits` is non-null, the logits rows they were

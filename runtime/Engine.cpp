@@ -407,6 +407,29 @@ bool Engine::continueSession(const GenerationRequest &turn,
   return true;
 }
 
+void Engine::acceptToken(Sequence &s, const GenerationRequest &req,
+                         GenerationResult &result, int32_t token,
+                         const float *row) const {
+  result.tokens.push_back(token);
+  if (row)
+    result.lastLogits.assign(row, row + plan_.vocabSize);
+  s.pending = {token};
+  ++s.draws;
+  if (std::find(req.stopTokens.begin(), req.stopTokens.end(), token) !=
+      req.stopTokens.end()) {
+    result.finish = FinishReason::StopToken;
+    s.done = true;
+  }
+  if (req.onToken && !req.onToken(token) && !s.done) {
+    result.finish = FinishReason::Callback;
+    s.done = true;
+  }
+  if (++s.generated >= req.maxNewTokens && !s.done) {
+    result.finish = FinishReason::Length;
+    s.done = true;
+  }
+}
+
 bool Engine::run(std::vector<Sequence *> &seqs,
                  const std::vector<const GenerationRequest *> &requests,
                  std::vector<GenerationResult> &results,
@@ -429,27 +452,7 @@ bool Engine::run(std::vector<Sequence *> &seqs,
     return draw;
   };
   auto accept = [&](size_t i, int32_t token, const float *row) {
-    Sequence &s = *seqs[i];
-    const GenerationRequest &req = *requests[i];
-    GenerationResult &result = results[i];
-    result.tokens.push_back(token);
-    if (row)
-      result.lastLogits.assign(row, row + vocab);
-    s.pending = {token};
-    ++s.draws;
-    if (std::find(req.stopTokens.begin(), req.stopTokens.end(), token) !=
-        req.stopTokens.end()) {
-      result.finish = FinishReason::StopToken;
-      s.done = true;
-    }
-    if (req.onToken && !req.onToken(token) && !s.done) {
-      result.finish = FinishReason::Callback;
-      s.done = true;
-    }
-    if (++s.generated >= req.maxNewTokens && !s.done) {
-      result.finish = FinishReason::Length;
-      s.done = true;
-    }
+    acceptToken(*seqs[i], *requests[i], results[i], token, row);
   };
 
   std::vector<float> logits;

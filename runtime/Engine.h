@@ -21,9 +21,11 @@
 #include "runtime/Weights.h"
 #include "runtime/plan/Plan.h"
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace strata {
@@ -92,6 +94,37 @@ struct GenerationTimings {
   int64_t decodeSteps = 0;
 };
 
+/// Continuous batching (Engine::startServing): the pool and the limits of
+/// one serving session.
+struct ServeOptions {
+  /// KV blocks in the pool (> 0 when the model has softmax layers). A
+  /// request needing more than the whole pool is refused at submit().
+  int64_t kvBlocks = 0;
+  /// Sequences running at once, each holding a state slot; 0: the plan's
+  /// sequences per step.
+  int64_t maxRunning = 0;
+  /// Tokens per step, decode tokens and prompt chunks together; 0: the
+  /// plan's tokens per step.
+  int64_t stepTokens = 0;
+};
+
+/// A request that ended: finished (result.finish says why) or cancelled.
+struct ServeResult {
+  uint64_t id = 0;
+  bool cancelled = false;
+  GenerationResult result;
+};
+
+/// What the serving loop holds now, and its counters since startServing.
+struct ServeStats {
+  int64_t running = 0, waiting = 0;
+  int64_t kvBlocks = 0, freeKvBlocks = 0;
+  int64_t steps = 0, preemptions = 0;
+  int64_t promptTokens = 0;    ///< prompt tokens fed (recomputed ones too)
+  int64_t generatedTokens = 0; ///< tokens sampled and kept
+  int64_t mixedSteps = 0;      ///< steps with prompt chunks and decode tokens
+};
+
 class Engine {
 public:
   /// Checks that the plan has the programs generation needs, loads or
@@ -130,6 +163,32 @@ public:
   /// Whether the programs score every token (their logits are all-token).
   bool scoresEveryToken() const;
 
+  /// Continuous batching. After startServing, requests join with submit()
+  /// and leave when they finish or are cancelled; each serveStep() runs
+  /// one step: every running sequence's next token (decode) and chunks of
+  /// the prompts of running and waiting requests (oldest first), under the
+  /// step's token budget. KV blocks are taken as sequences grow; when the
+  /// pool runs dry the youngest running sequence is preempted: its blocks
+  /// and state slot are freed and it waits again, to recompute its prompt
+  /// and the tokens it generated (the tokens it already streamed are not
+  /// repeated). A request's draws depend on its seed and its token index
+  /// only, so its tokens do not depend on what it was batched with. Not
+  /// thread-safe: one thread drives the loop.
+  bool startServing(const ServeOptions &options, std::string &error);
+  /// Queues `request` (checked like generate()'s) and sets its id.
+  bool submit(GenerationRequest request, uint64_t &id, std::string &error);
+  /// Ends a waiting or running request; its blocks and slot are freed now
+  /// and the next serveStep() reports it. False for an unknown id.
+  bool cancel(uint64_t id);
+  /// Runs one step (nothing when no request is queued) and appends the
+  /// requests that ended to `ended`. A failed step ends every request.
+  bool serveStep(std::vector<ServeResult> &ended, std::string &error);
+  /// Whether a request is waiting or running.
+  bool serveBusy() const;
+  ServeStats serveStats() const;
+  /// Drops every request (without reporting them) and the pool.
+  void stopServing();
+
   const plan::Plan &plan() const { return plan_; }
   /// "cpu" or "cuda".
   const char *backendName() const { return backend_->name(); }
@@ -146,6 +205,12 @@ private:
     int64_t draws = 0;            // ever: the sampler's step counter
     bool done = false;
   };
+  /// Records `token`, sampled for `s` (from logits `row`, kept when
+  /// non-null), and ends the sequence at a stop token, a callback that
+  /// says so, or its token budget.
+  void acceptToken(Sequence &s, const GenerationRequest &req,
+                   GenerationResult &result, int32_t token,
+                   const float *row) const;
   /// Validates a request against the vocabulary and `positions` (the
   /// positions it may reach, after `cached` tokens already held).
   bool checkRequest(const GenerationRequest &req, size_t index, int64_t cached,
@@ -183,8 +248,35 @@ private:
   bool checkCacheMemory(int64_t blocks, int64_t slots,
                         std::string &error) const;
 
+  /// A request of the serving loop.
+  struct Served {
+    uint64_t id = 0;
+    GenerationRequest request;
+    GenerationResult result;
+    Sequence seq;
+    /// Whether it holds a pool sequence and a state slot (it runs).
+    bool admitted = false;
+  };
+  /// Frees the blocks and slot of a running request and queues it again
+  /// (front of the queue) to recompute its tokens.
+  void preempt(Served &r);
+  /// Frees what a request holds.
+  void releaseServed(Served &r);
+  /// KV blocks `s` needs beyond those it holds to take `count` more tokens.
+  int64_t blocksToGrow(const Sequence &s, int64_t count) const;
+
   plan::Plan plan_;
   EngineOptions options_;
+  /// The serving loop: requests by id, the waiting queue and the running
+  /// ones in admission order.
+  bool serving_ = false;
+  ServeOptions serve_;
+  uint64_t nextServeId_ = 1;
+  std::unordered_map<uint64_t, std::unique_ptr<Served>> served_;
+  std::deque<uint64_t> waiting_;
+  std::vector<uint64_t> running_;
+  std::vector<ServeResult> cancelled_;
+  ServeStats serveCounters_;
   /// Steps run so far, for naming a failing step.
   int64_t stepCount_ = 0;
   WeightStore weights_;

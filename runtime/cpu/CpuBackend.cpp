@@ -21,6 +21,20 @@ public:
     return true;
   }
 
+  bool resetState(int32_t slot, std::string &error) override {
+    if (slot < 0 || slot >= caches_.numSlots) {
+      error = "state slot " + std::to_string(slot) + " is outside the " +
+              std::to_string(caches_.numSlots) + " reserved";
+      return false;
+    }
+    for (std::vector<float> &layer : caches_.state) {
+      const size_t perSlot = layer.size() / size_t(caches_.numSlots);
+      std::fill_n(layer.begin() + ptrdiff_t(size_t(slot) * perSlot), perSlot,
+                  0.0f);
+    }
+    return true;
+  }
+
   bool step(const plan::Program &program, const StepInputs &in,
             const std::vector<StepSample> &samples,
             std::vector<int32_t> &tokens, std::vector<float> *logits,

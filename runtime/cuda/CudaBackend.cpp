@@ -27,7 +27,8 @@ using kernels::Status;
 
 namespace {
 
-template <typename P, typename = void> struct HasDecaySlopes : std::false_type {};
+template <typename P, typename = void>
+struct HasDecaySlopes : std::false_type {};
 template <typename P>
 struct HasDecaySlopes<P, std::void_t<decltype(P::decaySlopes)>>
     : std::true_type {};
@@ -427,6 +428,31 @@ Status CudaBackend::prepareAttentionWorkspace() {
   state_.attentionWorkspace = workspace_.get();
   state_.attentionWorkspaceBytes = workspace_.bytes();
   return Status::success();
+}
+
+bool CudaBackend::resetState(int32_t slot, std::string &error) {
+  const plan::LinearStateDesc &ls = plan_.linearState;
+  if (ls.layers == 0)
+    return true;
+  if (slot < 0 || slot >= slotsReserved_) {
+    error = "cuda: state slot " + std::to_string(slot) + " is outside the " +
+            std::to_string(slotsReserved_) + " reserved";
+    return false;
+  }
+  cudaSetDevice(options_.device);
+  const size_t perSlot = size_t(ls.heads * ls.keyDim * ls.valueDim) * 4;
+  const size_t slotBytes = perSlot * size_t(slotsReserved_);
+  for (int64_t l = 0; l < ls.layers; ++l)
+    if (Status s = kernels::cudaStatus(
+            cudaMemsetAsync(states_.as<char>() + size_t(l) * slotBytes +
+                                size_t(slot) * perSlot,
+                            0, perSlot, streams_[0]),
+            "state slot clear");
+        !s.ok()) {
+      error = "cuda: " + s.message();
+      return false;
+    }
+  return true;
 }
 
 bool CudaBackend::reserve(int64_t numBlocks, int64_t numSlots,
