@@ -106,6 +106,10 @@ struct ServeOptions {
   /// Tokens per step, decode tokens and prompt chunks together; 0: the
   /// plan's tokens per step.
   int64_t stepTokens = 0;
+  /// Reuse the KV blocks of prompts that start alike (full blocks,
+  /// content-keyed). Models with linear-attention layers never do: their
+  /// state summarises the whole prefix and is not kept per block.
+  bool prefixCache = true;
 };
 
 /// A request that ended: finished (result.finish says why) or cancelled.
@@ -120,9 +124,12 @@ struct ServeStats {
   int64_t running = 0, waiting = 0;
   int64_t kvBlocks = 0, freeKvBlocks = 0;
   int64_t steps = 0, preemptions = 0;
-  int64_t promptTokens = 0;    ///< prompt tokens fed (recomputed ones too)
-  int64_t generatedTokens = 0; ///< tokens sampled and kept
-  int64_t mixedSteps = 0;      ///< steps with prompt chunks and decode tokens
+  int64_t promptTokens = 0;      ///< prompt tokens fed (recomputed ones too)
+  int64_t generatedTokens = 0;   ///< tokens sampled and kept
+  int64_t mixedSteps = 0;        ///< steps with prompt chunks and decode tokens
+  bool prefixCache = false;      ///< whether prefix caching is on
+  int64_t prefixQueryTokens = 0; ///< prompt tokens looked up in the cache
+  int64_t prefixHitTokens = 0;   ///< of those, found cached (not computed)
 };
 
 class Engine {
@@ -264,6 +271,8 @@ private:
   void releaseServed(Served &r);
   /// KV blocks `s` needs beyond those it holds to take `count` more tokens.
   int64_t blocksToGrow(const Sequence &s, int64_t count) const;
+  /// Token `p` of a served request: its prompt, then what it generated.
+  static int32_t servedToken(const Served &r, int64_t p);
 
   plan::Plan plan_;
   EngineOptions options_;

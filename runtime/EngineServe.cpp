@@ -34,6 +34,10 @@ bool Engine::startServing(const ServeOptions &options, std::string &error) {
     return false;
   serving_ = true;
   serveCounters_ = {};
+  if (options.prefixCache && hasCache && plan_.linearState.layers == 0) {
+    pool_.enablePrefixCache();
+    serveCounters_.prefixCache = true;
+  }
   return true;
 }
 
@@ -66,6 +70,12 @@ int64_t Engine::blocksToGrow(const Sequence &s, int64_t count) const {
       pool_.hasSequence(s.id) ? int64_t(pool_.blockTable(s.id).size()) : 0;
   const int64_t need = (s.position + count + blockSize - 1) / blockSize;
   return std::max<int64_t>(0, need - held);
+}
+
+int32_t Engine::servedToken(const Served &r, int64_t p) {
+  const int64_t prompt = int64_t(r.request.prompt.size());
+  return p < prompt ? r.request.prompt[size_t(p)]
+                    : r.result.tokens[size_t(p - prompt)];
 }
 
 void Engine::releaseServed(Served &r) {
@@ -209,13 +219,32 @@ bool Engine::serveStep(std::vector<ServeResult> &ended, std::string &error) {
          int64_t(running_.size()) < serve_.maxRunning &&
          int64_t(planned.size()) < plan_.limits.maxBatch) {
     Served &r = *served_.at(waiting_.front());
+    // Cached blocks of its first tokens (all but the last: a step must
+    // compute at least one token to sample from).
+    std::vector<int32_t> prefix;
+    if (pool_.prefixCaching())
+      prefix = pool_.matchPrefix(r.seq.pending.data(),
+                                 int64_t(r.seq.pending.size()) - 1);
+    const int64_t blockSize = std::max<int64_t>(1, pool_.blockSize());
+    const int64_t reused = int64_t(prefix.size()) * blockSize;
     const int64_t count =
-        std::min<int64_t>(budget, int64_t(r.seq.pending.size()));
-    const int64_t need = blocksToGrow(r.seq, count);
+        std::min<int64_t>(budget, int64_t(r.seq.pending.size()) - reused);
+    const int64_t need =
+        plan_.kvCache.layers == 0
+            ? 0
+            : pool_.idleAmong(prefix) +
+                  (reused + count + blockSize - 1) / blockSize -
+                  int64_t(prefix.size());
     if (need > freeBlocks)
       break;
     if (plan_.kvCache.layers > 0)
-      pool_.addSequence(r.seq.id);
+      pool_.addSequence(r.seq.id, prefix);
+    if (pool_.prefixCaching()) {
+      serveCounters_.prefixQueryTokens += int64_t(r.seq.pending.size());
+      serveCounters_.prefixHitTokens += reused;
+    }
+    r.seq.position = reused;
+    r.seq.pending.erase(r.seq.pending.begin(), r.seq.pending.begin() + reused);
     if (!slots_.allocate(r.seq.slot, error) ||
         !backend_->resetState(r.seq.slot, error)) {
       stopServing();
@@ -268,6 +297,18 @@ bool Engine::serveStep(std::vector<ServeResult> &ended, std::string &error) {
     return false;
   }
   ++serveCounters_.steps;
+  // Full blocks become cached for later prompts (before a finished
+  // request releases them).
+  if (pool_.prefixCaching())
+    for (Served *r : planned) {
+      const int64_t first = pool_.firstUnregistered(r->seq.id);
+      if (r->seq.position - first < pool_.blockSize())
+        continue;
+      std::vector<int32_t> tokens;
+      for (int64_t p = first; p < r->seq.position; ++p)
+        tokens.push_back(servedToken(*r, p));
+      pool_.registerFullBlocks(r->seq.id, tokens.data(), first);
+    }
   if (anyPrompt && anyDecode)
     ++serveCounters_.mixedSteps;
   const int64_t vocab = plan_.vocabSize;

@@ -178,6 +178,44 @@ TEST_CASE("sampled requests draw what they draw alone") {
   CHECK(serveAll(*engine, requests, arrivals, options) == alone);
 }
 
+TEST_CASE("prompts that start alike reuse the cached blocks") {
+  const plan::Plan plan =
+      testing::compilePlan("tiny-llama.yaml", 16, /*fused=*/true, 8);
+  auto engine = testing::makeCpuEngine(plan);
+  // A shared prefix of 40 tokens: two full blocks of 16 and a partial one.
+  std::vector<int32_t> shared;
+  for (int i = 0; i < 40; ++i)
+    shared.push_back(int32_t((i * 37 + 5) % plan.vocabSize));
+  std::vector<GenerationRequest> requests;
+  for (int k = 0; k < 5; ++k) {
+    std::vector<int32_t> prompt = shared;
+    for (int i = 0; i <= k; ++i)
+      prompt.push_back(int32_t(100 + 7 * k + i));
+    requests.push_back(request(prompt, 6));
+  }
+  requests.push_back(request(shared, 6)); // all of it cached but the last
+  std::vector<std::vector<int32_t>> alone;
+  for (const GenerationRequest &r : requests)
+    alone.push_back(aloneTokens(*engine, r));
+
+  ServeOptions options;
+  options.kvBlocks = 32;
+  std::vector<int> arrivals;
+  for (size_t i = 0; i < requests.size(); ++i)
+    arrivals.push_back(int(i) * 8); // each after the first one's prompt
+  ServeStats stats;
+  CHECK(serveAll(*engine, requests, arrivals, options, &stats) == alone);
+  CHECK(stats.prefixCache);
+  // Every request after the first finds the two full shared blocks.
+  CHECK(stats.prefixHitTokens == 32 * int64_t(requests.size() - 1));
+  CHECK(stats.prefixQueryTokens > stats.prefixHitTokens);
+
+  options.prefixCache = false;
+  CHECK(serveAll(*engine, requests, arrivals, options, &stats) == alone);
+  CHECK_FALSE(stats.prefixCache);
+  CHECK(stats.prefixHitTokens == 0);
+}
+
 TEST_CASE("a cancelled request frees its blocks and is reported") {
   const plan::Plan plan =
       testing::compilePlan("tiny-llama.yaml", 16, /*fused=*/true, 8);

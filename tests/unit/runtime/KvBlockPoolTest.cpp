@@ -85,3 +85,71 @@ TEST_CASE("bad pool sizes and unknown sequences are errors") {
   CHECK_FALSE(pool.addSequence(3));
   CHECK_FALSE(pool.append(3, -1, slots, error));
 }
+
+namespace {
+
+/// Appends `tokens` to `seq` and registers its full blocks.
+void feed(KvBlockPool &pool, int64_t seq, const std::vector<int32_t> &tokens) {
+  std::vector<int64_t> slots;
+  std::string error;
+  const int64_t first = pool.firstUnregistered(seq);
+  REQUIRE(pool.append(seq, int64_t(tokens.size()) - pool.length(seq), slots,
+                      error));
+  pool.registerFullBlocks(seq, tokens.data() + first, first);
+}
+
+} // namespace
+
+TEST_CASE("prefix caching shares full blocks by their tokens and prefix") {
+  KvBlockPool pool(8, 4);
+  pool.enablePrefixCache();
+  const std::vector<int32_t> a{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  REQUIRE(pool.addSequence(1));
+  feed(pool, 1, a);
+  // The two full blocks match; the partial third one does not.
+  const std::vector<int32_t> hit = pool.matchPrefix(a.data(), 10);
+  CHECK(hit == std::vector<int32_t>(pool.blockTable(1).begin(),
+                                    pool.blockTable(1).begin() + 2));
+  CHECK(pool.matchPrefix(a.data(), 7).size() == 1);
+  // The same second block after a different first one is another prefix.
+  const std::vector<int32_t> b{9, 2, 3, 4, 5, 6, 7, 8};
+  CHECK(pool.matchPrefix(b.data(), 8).empty());
+
+  // A sequence taking the cached prefix shares the blocks.
+  CHECK(pool.idleAmong(hit) == 0);
+  REQUIRE(pool.addSequence(2, hit));
+  CHECK(pool.length(2) == 8);
+  CHECK(pool.freeBlocks() == 8 - 3);
+  REQUIRE(pool.release(1));
+  // Sequence 2 still holds the two shared blocks; the third is free again.
+  CHECK(pool.freeBlocks() == 8 - 2);
+  REQUIRE(pool.release(2));
+  // Unreferenced but cached: free to take, and still found.
+  CHECK(pool.freeBlocks() == 8);
+  CHECK(pool.idleAmong(hit) == 2);
+  CHECK(pool.matchPrefix(a.data(), 10) == hit);
+}
+
+TEST_CASE("cached blocks are evicted least recently released first") {
+  KvBlockPool pool(4, 2);
+  pool.enablePrefixCache();
+  const std::vector<int32_t> a{1, 2, 3, 4}, b{5, 6, 7, 8};
+  REQUIRE(pool.addSequence(1));
+  feed(pool, 1, a);
+  REQUIRE(pool.release(1));
+  REQUIRE(pool.addSequence(2));
+  feed(pool, 2, b);
+  REQUIRE(pool.release(2));
+  CHECK(pool.freeBlocks() == 4);
+  // Taking two blocks evicts a's, released first (its last block first).
+  REQUIRE(pool.addSequence(3));
+  std::vector<int64_t> slots;
+  std::string error;
+  REQUIRE(pool.append(3, 3, slots, error));
+  CHECK(pool.matchPrefix(a.data(), 4).empty());
+  CHECK(pool.matchPrefix(b.data(), 4).size() == 2);
+  // Exhaustion counts the evictable blocks and still allocates nothing.
+  REQUIRE(pool.addSequence(4));
+  CHECK_FALSE(pool.append(4, 5, slots, error));
+  CHECK(error.find("2 of 4 are free") != std::string::npos);
+}
