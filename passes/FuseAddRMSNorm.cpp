@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/StrataOps.h"
+#include "passes/PassStatistics.h"
 #include "passes/Passes.h"
 #include "passes/PhaseFacts.h"
 
@@ -65,17 +66,35 @@ struct AddThenNorm : OpRewritePattern<RMSNormOp> {
 class FuseAddRMSNormPass : public impl::FuseAddRMSNormBase<FuseAddRMSNormPass> {
 public:
   using Base::Base;
+  FuseAddRMSNormPass() = default;
+  // A clone for another thread counts on its own (PassStatistics.h).
+  FuseAddRMSNormPass(const FuseAddRMSNormPass &other) : Base(other) {}
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (!readPhaseFacts(func))
       return;
+    const int64_t opsBefore = countAllOps(func);
+    const int64_t fusedBefore = countOps<AddRMSNormOp>(func);
+    norms += countOps<RMSNormOp>(func);
     RewritePatternSet patterns(&getContext());
     patterns.add<AddThenNorm>(&getContext());
     if (failed(applyFusionPatterns(
             func, FrozenRewritePatternSet(std::move(patterns)), getArgument())))
-      signalPassFailure();
+      return signalPassFailure();
+    fused += countOps<AddRMSNormOp>(func) - fusedBefore;
+    countOpChange(opsBefore, countAllOps(func), opsRemoved, opsAdded);
   }
+
+private:
+  PassStatistic norms{this, "rms-norms",
+                      "rms_norm ops seen (the roots of the pattern)"};
+  PassStatistic fused{this, "add-rms-norm",
+                      "add + rms_norm pairs fused into add_rms_norm"};
+  PassStatistic opsRemoved{this, "ops-removed",
+                           "net decrease of the functions' op count"};
+  PassStatistic opsAdded{this, "ops-added",
+                         "net increase of the functions' op count"};
 };
 
 } // namespace

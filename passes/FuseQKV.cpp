@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/StrataOps.h"
+#include "passes/PassStatistics.h"
 #include "passes/Passes.h"
 #include "passes/PhaseFacts.h"
 
@@ -184,17 +185,49 @@ struct PackLayerQKV : OpRewritePattern<KVAppendOp> {
 class FuseQKVPass : public impl::FuseQKVBase<FuseQKVPass> {
 public:
   using Base::Base;
+  FuseQKVPass() = default;
+  // A clone for another thread counts on its own (PassStatistics.h).
+  FuseQKVPass(const FuseQKVPass &other) : Base(other) {}
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (!readPhaseFacts(func))
       return;
+    const int64_t opsBefore = countAllOps(func);
+    const int64_t packedBefore = countPackedQKV(func);
+    softmaxLayers += countOps<KVAppendOp>(func);
     RewritePatternSet patterns(&getContext());
     patterns.add<PackLayerQKV>(&getContext());
     if (failed(applyFusionPatterns(
             func, FrozenRewritePatternSet(std::move(patterns)), getArgument())))
-      signalPassFailure();
+      return signalPassFailure();
+    packed += countPackedQKV(func) - packedBefore;
+    countOpChange(opsBefore, countAllOps(func), opsRemoved, opsAdded);
   }
+
+private:
+  /// Projections onto q, k and v weights concatenated at load time: one
+  /// per packed layer (a packed bias is a second concat_weights, which
+  /// no projection takes as its weight).
+  static int64_t countPackedQKV(func::FuncOp func) {
+    return countOps(func, [](Operation *op) {
+      auto linear = dyn_cast<LinearOp>(op);
+      auto concat = linear ? linear.getWeight().getDefiningOp<ConcatWeightsOp>()
+                           : nullptr;
+      return concat && concat->getNumOperands() == 3;
+    });
+  }
+
+  PassStatistic softmaxLayers{this, "kv-appends",
+                              "softmax layers seen (their kv_append roots "
+                              "the pattern)"};
+  PassStatistic packed{this, "qkv-packed",
+                       "layers whose q, k and v projections became one "
+                       "packed GEMM"};
+  PassStatistic opsRemoved{this, "ops-removed",
+                           "net decrease of the functions' op count"};
+  PassStatistic opsAdded{this, "ops-added",
+                         "net increase of the functions' op count"};
 };
 
 } // namespace

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/StrataOps.h"
+#include "passes/PassStatistics.h"
 #include "passes/Passes.h"
 #include "passes/PhaseFacts.h"
 
@@ -228,18 +229,70 @@ private:
 class FuseRopeKVPass : public impl::FuseRopeKVBase<FuseRopeKVPass> {
 public:
   using Base::Base;
+  FuseRopeKVPass() = default;
+  // A clone for another thread counts on its own (PassStatistics.h).
+  FuseRopeKVPass(const FuseRopeKVPass &other) : Base(other) {}
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     std::optional<PhaseFacts> facts = readPhaseFacts(func);
     if (!facts)
       return;
+    const int64_t opsBefore = countAllOps(func);
+    const int64_t writesBefore = countOps<RopeKVWriteOp>(func);
+    const int64_t normedBefore = countNormed(func);
+    appends += countOps<KVAppendOp>(func);
+    const RopeVariant variant = ropeVariantFor(*facts);
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseLayerRopeKV>(&getContext(), ropeVariantFor(*facts));
+    patterns.add<FuseLayerRopeKV>(&getContext(), variant);
     if (failed(applyFusionPatterns(
             func, FrozenRewritePatternSet(std::move(patterns)), getArgument())))
-      signalPassFailure();
+      return signalPassFailure();
+    // One function, one variant: the facts choose it for the whole phase.
+    const int64_t written = countOps<RopeKVWriteOp>(func) - writesBefore;
+    switch (variant) {
+    case RopeVariant::Packed:
+      packed += written;
+      break;
+    case RopeVariant::Continuous:
+      continuous += written;
+      break;
+    case RopeVariant::Tree:
+      tree += written;
+      break;
+    }
+    normFolded += countNormed(func) - normedBefore;
+    appendsLeft += countOps<KVAppendOp>(func);
+    countOpChange(opsBefore, countAllOps(func), opsRemoved, opsAdded);
   }
+
+private:
+  static int64_t countNormed(func::FuncOp func) {
+    return countOps(func, [](Operation *op) {
+      auto write = dyn_cast<RopeKVWriteOp>(op);
+      return write && write.getQNormWeight();
+    });
+  }
+
+  PassStatistic appends{this, "kv-appends",
+                        "softmax layers seen (their kv_append roots the "
+                        "pattern)"};
+  PassStatistic packed{this, "rope-kv-write-packed",
+                       "rope_kv_write packed created (prefill)"};
+  PassStatistic continuous{this, "rope-kv-write-continuous",
+                           "rope_kv_write continuous created (extend, "
+                           "decode)"};
+  PassStatistic tree{this, "rope-kv-write-tree",
+                     "rope_kv_write tree created (verify)"};
+  PassStatistic normFolded{this, "qk-norm-folded",
+                           "of those, with the QK-norm folded in"};
+  PassStatistic appendsLeft{this, "kv-appends-left",
+                            "layers left with a separate rope and "
+                            "kv_append"};
+  PassStatistic opsRemoved{this, "ops-removed",
+                           "net decrease of the functions' op count"};
+  PassStatistic opsAdded{this, "ops-added",
+                         "net increase of the functions' op count"};
 };
 
 } // namespace

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/StrataOps.h"
+#include "passes/PassStatistics.h"
 #include "passes/Passes.h"
 #include "passes/PhaseFacts.h"
 
@@ -74,17 +75,35 @@ struct GatedMLP : OpRewritePattern<SiluMulOp> {
 class FuseSwiGLUPass : public impl::FuseSwiGLUBase<FuseSwiGLUPass> {
 public:
   using Base::Base;
+  FuseSwiGLUPass() = default;
+  // A clone for another thread counts on its own (PassStatistics.h).
+  FuseSwiGLUPass(const FuseSwiGLUPass &other) : Base(other) {}
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (!readPhaseFacts(func))
       return;
+    const int64_t opsBefore = countAllOps(func);
+    const int64_t fusedBefore = countOps<SwiGLUOp>(func);
+    siluMuls += countOps<SiluMulOp>(func);
     RewritePatternSet patterns(&getContext());
     patterns.add<GatedMLP>(&getContext());
     if (failed(applyFusionPatterns(
             func, FrozenRewritePatternSet(std::move(patterns)), getArgument())))
-      signalPassFailure();
+      return signalPassFailure();
+    fused += countOps<SwiGLUOp>(func) - fusedBefore;
+    countOpChange(opsBefore, countAllOps(func), opsRemoved, opsAdded);
   }
+
+private:
+  PassStatistic siluMuls{this, "silu-muls",
+                         "silu_mul ops seen (the roots of the pattern)"};
+  PassStatistic fused{this, "swiglu",
+                      "gate/up projections packed and fused into swiglu"};
+  PassStatistic opsRemoved{this, "ops-removed",
+                           "net decrease of the functions' op count"};
+  PassStatistic opsAdded{this, "ops-added",
+                         "net increase of the functions' op count"};
 };
 
 } // namespace

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/StrataOps.h"
+#include "passes/PassStatistics.h"
 #include "passes/Passes.h"
 #include "passes/PhaseFacts.h"
 
@@ -17,6 +18,7 @@
 #include "llvm/Support/Debug.h"
 
 #include <algorithm>
+#include <array>
 
 #define DEBUG_TYPE "strata-select-attention"
 
@@ -181,6 +183,9 @@ class SelectAttentionPass
     : public impl::SelectAttentionBase<SelectAttentionPass> {
 public:
   using Base::Base;
+  SelectAttentionPass() = default;
+  // A clone for another thread counts on its own (PassStatistics.h).
+  SelectAttentionPass(const SelectAttentionPass &other) : Base(other) {}
 
   // Checked once per run, before any function: a bad option is one
   // message, not one per phase function.
@@ -216,12 +221,58 @@ public:
       params.chunkSize = facts->linearChunkSize > 0 ? facts->linearChunkSize
                                                     : kDefaultChunkSize;
 
+    const int64_t opsBefore = countAllOps(func);
+    const KernelCounts kernelsBefore = countKernels(func);
+    attentions += countOps<AttentionOp>(func);
     RewritePatternSet patterns(&getContext());
     patterns.add<SelectKernel>(&getContext(), *facts, params, requiredOnly);
     if (failed(applyFusionPatterns(
             func, FrozenRewritePatternSet(std::move(patterns)), getArgument())))
-      signalPassFailure();
+      return signalPassFailure();
+    // Which kernel each layer got: one per attention op replaced.
+    const KernelCounts kernelsAfter = countKernels(func);
+    for (size_t i = 0; i < kernelsAfter.size(); ++i)
+      *kernels[i] += kernelsAfter[i] - kernelsBefore[i];
+    generic += countOps<AttentionOp>(func);
+    countOpChange(opsBefore, countAllOps(func), opsRemoved, opsAdded);
   }
+
+private:
+  /// How many ops of each kernel the pass creates `func` holds, in the
+  /// order of `kernels`.
+  using KernelCounts = std::array<int64_t, 6>;
+  static KernelCounts countKernels(func::FuncOp func) {
+    return {countOps<PrefillAttentionOp>(func),
+            countOps<ExtendAttentionOp>(func),
+            countOps<PagedDecodeAttentionOp>(func),
+            countOps<TreeAttentionOp>(func),
+            countOps<LightningPrefillOp>(func),
+            countOps<LightningDecodeOp>(func)};
+  }
+
+  PassStatistic attentions{this, "attentions",
+                           "attention ops seen (the roots of the pattern, "
+                           "one per layer and phase)"};
+  PassStatistic prefill{this, "prefill-attention",
+                        "layers given prefill_attention"};
+  PassStatistic extend{this, "extend-attention",
+                       "layers given extend_attention"};
+  PassStatistic decode{this, "paged-decode-attention",
+                       "layers given paged_decode_attention"};
+  PassStatistic tree{this, "tree-attention", "layers given tree_attention"};
+  PassStatistic lightningPrefill{this, "lightning-prefill",
+                                 "linear layers given lightning_prefill"};
+  PassStatistic lightningDecode{this, "lightning-decode",
+                                "linear layers given lightning_decode"};
+  PassStatistic *kernels[std::tuple_size_v<KernelCounts>] = {
+      &prefill, &extend, &decode, &tree, &lightningPrefill, &lightningDecode};
+  PassStatistic generic{this, "attentions-left",
+                        "attention ops left generic (not causal, a tree "
+                        "for a linear layer, or required-only)"};
+  PassStatistic opsRemoved{this, "ops-removed",
+                           "net decrease of the functions' op count"};
+  PassStatistic opsAdded{this, "ops-added",
+                         "net increase of the functions' op count"};
 };
 
 } // namespace

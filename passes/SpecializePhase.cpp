@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/StrataOps.h"
+#include "passes/PassStatistics.h"
 #include "passes/Passes.h"
 #include "passes/PhaseFacts.h"
 
@@ -63,6 +64,9 @@ class SpecializePhasePass
     : public impl::SpecializePhaseBase<SpecializePhasePass> {
 public:
   using Base::Base;
+  SpecializePhasePass() = default;
+  // A copy counts on its own (PassStatistics.h).
+  SpecializePhasePass(const SpecializePhasePass &other) : Base(other) {}
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -102,9 +106,14 @@ public:
       auto func = cast<func::FuncOp>(b.clone(*forward));
       func.setSymName(stringifyPhase(phase));
       attachFacts(func, module, phase, hasLinearState);
+      ++created;
     }
     forward.erase();
   }
+
+private:
+  PassStatistic created{this, "phase-functions",
+                        "phase functions created from @forward"};
 };
 
 } // namespace

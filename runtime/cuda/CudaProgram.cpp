@@ -98,10 +98,17 @@ std::string CudaProgram::unsupportedLaunch() const {
       return describeLaunch(program_, i) +
              ": its packed QKV does not come from a rope_kv_write<packed> "
              "launch, whose cache the GPU kernel reads K and V from";
-    if (!ok)
-      return describeLaunch(program_, i) +
-             ": no CUDA kernel runs this generic op; the CUDA backend runs "
-             "fused plans (strata compile --emit=fused)";
+    if (!ok) {
+      std::string message = describeLaunch(program_, i) +
+                            ": no CUDA kernel runs this generic op; the CUDA "
+                            "backend runs fused plans (strata compile "
+                            "--emit=fused)";
+      // A fused plan built without some fusions keeps their generic ops.
+      std::vector<std::string> off = plan::fusionsOff(plan_);
+      for (size_t k = 0; k < off.size(); ++k)
+        message += (k ? ", " : ", and this plan was built without ") + off[k];
+      return message;
+    }
   }
   return {};
 }

@@ -114,7 +114,47 @@ bool Plan::operator==(const Plan &o) const {
          limits == o.limits && kvCache == o.kvCache &&
          linearState == o.linearState && weights == o.weights &&
          checkpoint == o.checkpoint && maxPositions == o.maxPositions &&
-         programs == o.programs && tokenizer == o.tokenizer;
+         programs == o.programs && tokenizer == o.tokenizer &&
+         fusions == o.fusions;
+}
+
+std::vector<std::string> fusionsOn(const Plan &plan) {
+  std::vector<std::string> names;
+  for (const FusionPass &f : plan.fusions)
+    if (f.enabled)
+      names.push_back(f.name);
+  return names;
+}
+
+std::vector<std::string> fusionsOff(const Plan &plan) {
+  std::vector<std::string> names;
+  for (const FusionPass &f : plan.fusions)
+    if (!f.enabled)
+      names.push_back(f.name);
+  return names;
+}
+
+namespace {
+std::string joined(const std::vector<std::string> &names) {
+  std::string s;
+  for (const std::string &n : names)
+    s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+} // namespace
+
+std::string describeFusions(const Plan &plan) {
+  if (plan.fusions.empty()) {
+    for (const Program &p : plan.programs)
+      if (p.phase == "forward")
+        return "none (the generic forward, unfused)";
+    return "none (the phase programs before the fusion passes)";
+  }
+  std::vector<std::string> on = fusionsOn(plan), off = fusionsOff(plan);
+  if (off.empty())
+    return joined(on) + " (all " + std::to_string(on.size()) + ")";
+  return (on.empty() ? std::string("none") : joined(on)) +
+         "; left out: " + joined(off);
 }
 
 int64_t numElements(const std::vector<Dim> &shape, int64_t tokens,

@@ -21,7 +21,7 @@ namespace strata::plan {
 
 /// Bumped whenever the file layout or the meaning of a field changes; a
 /// reader accepts exactly its own version.
-constexpr uint32_t kPlanFormatVersion = 5;
+constexpr uint32_t kPlanFormatVersion = 6;
 
 enum class DType : uint8_t { F32 = 0, F16 = 1, BF16 = 2, I32 = 3 };
 const char *toString(DType t);
@@ -193,6 +193,16 @@ struct TokenizerFiles {
   }
 };
 
+/// A fusion pass of the compiler's pipeline (docs/passes.md) and whether
+/// the programs were compiled with it.
+struct FusionPass {
+  std::string name; ///< its flag, "strata-fuse-qkv"
+  bool enabled = true;
+  bool operator==(const FusionPass &o) const {
+    return name == o.name && enabled == o.enabled;
+  }
+};
+
 struct Plan {
   std::string modelName;
   /// Random weights: the model's seed and the standard deviation of its
@@ -214,8 +224,26 @@ struct Plan {
   std::vector<Weight> weights;
   std::vector<Program> programs;
   TokenizerFiles tokenizer;
+  /// Every fusion pass of the pipeline that compiled the phase programs, in
+  /// pipeline order, each with whether it ran (`--disable-pass` leaves
+  /// some out). Empty when the fusion pipeline did not run: the generic
+  /// forward (`--emit=ir`) or the phase programs before it
+  /// (`--emit=phases`). The plan's runtime-only readers (`strata-bench`,
+  /// `strata inspect`) learn from it what a plan was built with and
+  /// without.
+  std::vector<FusionPass> fusions;
   bool operator==(const Plan &o) const;
 };
+
+/// The fusions `plan` was built with, and those left out, in pipeline
+/// order.
+std::vector<std::string> fusionsOn(const Plan &plan);
+std::vector<std::string> fusionsOff(const Plan &plan);
+
+/// One line on the fusions, for reports: "strata-fuse-qkv, ... (all 5)",
+/// "strata-fuse-qkv, ...; left out: strata-fuse-swiglu", "none; left out:
+/// ..." or "none (the generic forward, unfused)".
+std::string describeFusions(const Plan &plan);
 
 /// Number of elements of `shape` at the given step sizes.
 int64_t numElements(const std::vector<Dim> &shape, int64_t tokens,

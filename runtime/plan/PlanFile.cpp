@@ -367,6 +367,11 @@ std::string serializePlan(const Plan &plan) {
   w.str(tk.generationConfig);
   w.i32(tk.bosId);
   writeIndices(w, tk.eosIds);
+  w.count(plan.fusions.size());
+  for (const FusionPass &f : plan.fusions) {
+    w.str(f.name);
+    w.u8(f.enabled ? 1 : 0);
+  }
 
   const std::string &payload = w.bytes();
   std::string file(kPlanHeaderBytes, '\0');
@@ -451,6 +456,11 @@ bool deserializePlan(const std::string &bytes, const std::string &name,
   p.tokenizer.generationConfig = r.str("generation_config.json");
   p.tokenizer.bosId = r.i32("BOS id");
   p.tokenizer.eosIds = readIndices(r, "EOS ids");
+  p.fusions.resize(r.count("fusion passes", 5));
+  for (FusionPass &f : p.fusions) {
+    f.name = r.str("fusion pass name");
+    f.enabled = r.enumValue<uint8_t>("fusion pass flag", 1) != 0;
+  }
   if (!r.failed() && !r.atEnd())
     r.fail("payload has trailing bytes");
   if (r.failed())

@@ -31,6 +31,10 @@ constexpr int32_t kMaxStreams = 16;
 constexpr double kMaxInitStd = 100.0;
 /// EOS ids a model may list (models name one to a handful).
 constexpr int64_t kMaxEosIds = 64;
+/// Fusion passes a plan may record (the pipeline has a handful) and the
+/// length of a pass's flag.
+constexpr int64_t kMaxFusionPasses = 64;
+constexpr int64_t kMaxPassNameLength = 64;
 
 } // namespace strata::plan
 

@@ -49,21 +49,6 @@ std::optional<AttentionKind> attentionKind(Kernel k) {
   return std::nullopt;
 }
 
-/// "0-5", "0,1,3": ascending layer numbers with runs collapsed.
-std::string layerList(const std::vector<int64_t> &layers) {
-  std::string s;
-  for (size_t i = 0; i < layers.size();) {
-    size_t j = i;
-    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1)
-      ++j;
-    s += (s.empty() ? "" : ",") + std::to_string(layers[i]);
-    if (j > i)
-      s += (j == i + 1 ? "," : "-") + std::to_string(layers[j]);
-    i = j + 1;
-  }
-  return s;
-}
-
 /// "packed x6": each name with how often it occurs, in first-seen order.
 std::string countList(const std::vector<std::string> &names) {
   std::vector<std::pair<std::string, int>> counts;
@@ -113,14 +98,28 @@ std::string layerKindLine(const std::map<int64_t, AttentionKind> &kinds) {
     (kind == AttentionKind::Softmax ? softmax : linear).push_back(layer);
   std::string s;
   if (!softmax.empty())
-    s += "softmax on " + layerList(softmax);
+    s += "softmax on " + formatLayerList(softmax);
   if (!linear.empty())
     s += (s.empty() ? "" : "; ") + std::string("lightning (linear) on ") +
-         layerList(linear);
+         formatLayerList(linear);
   return s.empty() ? "none" : s;
 }
 
 } // namespace
+
+std::string formatLayerList(const std::vector<int64_t> &layers) {
+  std::string s;
+  for (size_t i = 0; i < layers.size();) {
+    size_t j = i;
+    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1)
+      ++j;
+    s += (s.empty() ? "" : ",") + std::to_string(layers[i]);
+    if (j > i)
+      s += (j == i + 1 ? "," : "-") + std::to_string(layers[j]);
+    i = j + 1;
+  }
+  return s;
+}
 
 std::string summarizePlan(const Plan &plan) {
   std::ostringstream os;
@@ -129,6 +128,7 @@ std::string summarizePlan(const Plan &plan) {
      << (layers == 1 ? "" : "s") << ", vocab " << plan.vocabSize << ", "
      << plan.weights.size() << " weight tensors, "
      << formatBytes(weightBytes(plan)) << "\n";
+  os << "fusions: " << describeFusions(plan) << "\n";
   // Every program runs the same layers; the decode program (else the
   // first) names their attention kinds.
   const Program *reference =

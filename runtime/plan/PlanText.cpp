@@ -102,6 +102,7 @@ std::string describePlan(const Plan &plan) {
   os << "limits: " << plan.limits.maxTokens << " tokens, "
      << plan.limits.maxBatch << " sequences per step; vocab " << plan.vocabSize
      << ", positions up to " << plan.maxPositions << "\n";
+  os << "fusions: " << describeFusions(plan) << "\n";
   if (plan.kvCache.layers > 0)
     os << "kv cache: " << plan.kvCache.layers << " layers x "
        << plan.kvCache.kvHeads << " kv heads x " << plan.kvCache.headDim

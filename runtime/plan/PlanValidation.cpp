@@ -8,6 +8,7 @@
 #include "runtime/plan/Plan.h"
 #include "runtime/plan/PlanLimits.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -308,10 +309,43 @@ std::string validateTokenizer(const Plan &plan) {
   return "";
 }
 
+/// The fusion record is printed by the tools: only pass flags, each once,
+/// so that a damaged file cannot put control bytes on a terminal.
+std::string validateFusions(const Plan &plan) {
+  if (plan.fusions.empty())
+    return "";
+  if (int64_t(plan.fusions.size()) > kMaxFusionPasses)
+    return "the plan lists " + str(int64_t(plan.fusions.size())) +
+           " fusion passes; at most " + str(kMaxFusionPasses) +
+           " are supported";
+  std::set<std::string> names;
+  for (size_t i = 0; i < plan.fusions.size(); ++i) {
+    const std::string &name = plan.fusions[i].name;
+    const bool flag =
+        !name.empty() && int64_t(name.size()) <= kMaxPassNameLength &&
+        std::all_of(name.begin(), name.end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+        });
+    if (!flag)
+      return "fusion pass " + str(int64_t(i)) +
+             " is not named by a pass flag (1 to " + str(kMaxPassNameLength) +
+             " of a-z, 0-9 and '-')";
+    if (!names.insert(name).second)
+      return "the fusion pass '" + name + "' is listed twice";
+  }
+  for (const Program &p : plan.programs)
+    if (p.phase == "forward")
+      return "the plan lists fusion passes, but its 'forward' program is "
+             "the generic forward, which no fusion pass rewrites";
+  return "";
+}
+
 std::string validatePlan(const Plan &plan) {
   if (std::string bad = validateHeader(plan); !bad.empty())
     return bad;
   if (std::string bad = validateTokenizer(plan); !bad.empty())
+    return bad;
+  if (std::string bad = validateFusions(plan); !bad.empty())
     return bad;
   std::set<std::string> weightNames;
   for (const Weight &w : plan.weights) {

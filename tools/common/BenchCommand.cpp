@@ -177,23 +177,26 @@ requestsFor(bool decode, int64_t batch, const BenchSettings &s, int64_t vocab) {
 
 } // namespace
 
-int runBench(const BenchSettings &s, const BenchSource &source,
-             plan::Plan plan) {
-  const char *tool = source.tool.c_str();
+int checkBenchPlan(const BenchSettings &s, const std::string &tool,
+                   const plan::Plan &plan) {
   if (s.maxBatch() > plan.limits.maxBatch) {
     std::fprintf(stderr,
                  "%s: error: --batch %lld exceeds the plan's limit of %lld "
                  "sequences per step (strata compile --max-batch)\n",
-                 tool, (long long)s.maxBatch(),
+                 tool.c_str(), (long long)s.maxBatch(),
                  (long long)plan.limits.maxBatch);
     return 2;
   }
   if (plan.vocabSize < 2) {
     std::fprintf(stderr, "%s: error: the plan's vocabulary has %lld tokens\n",
-                 tool, (long long)plan.vocabSize);
+                 tool.c_str(), (long long)plan.vocabSize);
     return 1;
   }
+  return 0;
+}
 
+BenchMetadata benchMetadata(const BenchSettings &s, const BenchSource &source,
+                            const plan::Plan &plan) {
   BenchMetadata meta;
   meta.tool = source.tool;
   meta.version = source.version;
@@ -214,6 +217,9 @@ int runBench(const BenchSettings &s, const BenchSource &source,
   meta.planMaxBatch = plan.limits.maxBatch;
   for (const plan::Program &p : plan.programs)
     meta.programs.push_back(p.phase);
+  meta.fusions = plan::describeFusions(plan);
+  meta.fusionsOn = plan::fusionsOn(plan);
+  meta.fusionsOff = plan::fusionsOff(plan);
   meta.weightBytes = decodeWeightBytes(plan);
   meta.planWeightBytes = weightBytes(plan);
   meta.promptTokens = s.promptTokens;
@@ -221,7 +227,18 @@ int runBench(const BenchSettings &s, const BenchSource &source,
   meta.repetitions = s.repetitions;
   meta.batches = s.batches;
   meta.bandwidthGBs = s.bandwidthGBs;
+  // Without --weights the engine loads the plan's own: its checkpoint, or
+  // random weights from its seed.
+  meta.weights = !s.weightsPath.empty() ? s.weightsPath
+                 : !plan.checkpoint.empty()
+                     ? plan.checkpoint
+                     : "random (seed " + std::to_string(plan.weightSeed) + ")";
+  return meta;
+}
 
+PlanRun runBenchTests(const BenchSettings &s, plan::Plan plan,
+                      const std::string &label) {
+  PlanRun out;
   EngineOptions options;
   options.device = s.device;
   options.cudaGraphs = s.cudaGraphs;
@@ -229,32 +246,17 @@ int runBench(const BenchSettings &s, const BenchSource &source,
   options.cudaDecodeGemv = s.decodeGemv;
   // Only token ids are needed; copying logits back would be timed too.
   options.keepLogits = false;
-  // Without --weights the engine loads the plan's own: its checkpoint, or
-  // random weights from its seed.
   options.weightsPath = s.weightsPath;
-  meta.weights = !s.weightsPath.empty() ? s.weightsPath
-                 : !plan.checkpoint.empty()
-                     ? plan.checkpoint
-                     : "random (seed " + std::to_string(plan.weightSeed) + ")";
 
   const int64_t vocab = plan.vocabSize;
-  std::string error;
   std::unique_ptr<Engine> engine =
-      Engine::create(std::move(plan), options, error);
+      Engine::create(std::move(plan), options, out.error);
   if (!engine) {
-    // Errors about a file (the weights) already read "FILE: error: ...".
-    if (error.find(": error: ") != std::string::npos)
-      std::fprintf(stderr, "%s\n", error.c_str());
-    else
-      std::fprintf(stderr, "%s: error: %s\n", tool, error.c_str());
-    return 1;
+    out.engineFailed = true;
+    return out;
   }
-  if (s.json)
-    std::fprintf(stderr, "%s: device %s (%s; %s)\n", tool, meta.device.c_str(),
-                 meta.deviceName.c_str(), meta.deviceWhy.c_str());
-
   const bool progress = isatty(fileno(stderr));
-  std::vector<BenchResult> results;
+  const std::string prefix = label.empty() ? "" : "[" + label + "] ";
   for (bool decode : {false, true}) {
     const int64_t n = decode ? s.genTokens : s.promptTokens;
     if (n == 0)
@@ -267,21 +269,27 @@ int runBench(const BenchSettings &s, const BenchSource &source,
       std::vector<GenerationRequest> requests =
           requestsFor(decode, batch, s, vocab);
       std::vector<GenerationResult> outputs;
+      std::vector<std::vector<int32_t>> tokens;
       // Run 0 is the warm-up (first-touch allocation, graph capture).
       for (int64_t run = 0; run <= s.repetitions; ++run) {
         if (progress)
-          std::fprintf(stderr, "\r%s batch %lld: run %lld of %lld ",
-                       r.test.c_str(), (long long)batch, (long long)run,
-                       (long long)s.repetitions);
+          std::fprintf(stderr, "\r%s%s batch %lld: run %lld of %lld ",
+                       prefix.c_str(), r.test.c_str(), (long long)batch,
+                       (long long)run, (long long)s.repetitions);
         GenerationTimings t;
+        std::string error;
         if (!engine->generate(requests, outputs, t, error)) {
-          std::fprintf(stderr, "%s%s: error: %s batch %lld: %s\n",
-                       progress ? "\n" : "", tool, r.test.c_str(),
-                       (long long)batch, error.c_str());
-          return 1;
+          if (progress)
+            std::fprintf(stderr, "\n");
+          out.error = r.test + " batch " + std::to_string(batch) + ": " + error;
+          return out;
         }
-        if (run == 0)
+        if (run == 0) {
+          // Greedy decoding: every run generates these same tokens.
+          for (const GenerationResult &g : outputs)
+            tokens.push_back(g.tokens);
           continue;
+        }
         if (decode) {
           r.stepsPerRun = t.decodeSteps;
           r.tokensPerRun = batch * t.decodeSteps;
@@ -296,16 +304,43 @@ int runBench(const BenchSettings &s, const BenchSource &source,
         // positions 0 to k + 1 (the prompt token onwards): k + 2 tokens.
         r.meanContext = 2.0 + double(s.genTokens - 1) / 2.0;
         r.stepBytes = decodeStepBytes(engine->plan(), batch, r.meanContext);
+        r.activationBytes = decodeActivationBytes(engine->plan(), batch);
       }
-      results.push_back(std::move(r));
+      out.results.push_back(std::move(r));
+      out.tokens.push_back(std::move(tokens));
     }
   }
   if (progress)
-    std::fprintf(stderr, "\r%60s\r", "");
-  if (s.json)
-    printJson(stdout, meta, results);
+    std::fprintf(stderr, "\r%70s\r", "");
+  return out;
+}
+
+void printBenchError(const std::string &tool, const std::string &error) {
+  // Errors about a file (the weights) already read "FILE: error: ...".
+  if (error.find(": error: ") != std::string::npos)
+    std::fprintf(stderr, "%s\n", error.c_str());
   else
-    printMarkdown(stdout, meta, results);
+    std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), error.c_str());
+}
+
+int runBench(const BenchSettings &s, const BenchSource &source,
+             plan::Plan plan) {
+  if (int code = checkBenchPlan(s, source.tool, plan))
+    return code;
+  BenchMetadata meta = benchMetadata(s, source, plan);
+  if (s.json)
+    std::fprintf(stderr, "%s: device %s (%s; %s)\n", source.tool.c_str(),
+                 meta.device.c_str(), meta.deviceName.c_str(),
+                 meta.deviceWhy.c_str());
+  PlanRun run = runBenchTests(s, std::move(plan), "");
+  if (!run.error.empty()) {
+    printBenchError(source.tool, run.error);
+    return 1;
+  }
+  if (s.json)
+    printJson(stdout, meta, run.results);
+  else
+    printMarkdown(stdout, meta, run.results);
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "runtime/Engine.h"
 #include "runtime/plan/Plan.h"
 #include "tools/common/ArgParser.h"
+#include "tools/common/BenchReport.h"
 
 #include <cstdint>
 #include <string>
@@ -57,6 +58,40 @@ struct BenchSource {
 /// fails (the weights, memory), else 0.
 int runBench(const BenchSettings &settings, const BenchSource &source,
              plan::Plan plan);
+
+/// 0 when `plan` can run the tests of `settings`; else prints why (prefixed
+/// by `tool`) and returns the exit code: 2 for a batch beyond the plan's
+/// sequences per step, 1 for a vocabulary too small for the prompts.
+int checkBenchPlan(const BenchSettings &settings, const std::string &tool,
+                   const plan::Plan &plan);
+
+/// What the report says about the machine, the settings and `plan`.
+BenchMetadata benchMetadata(const BenchSettings &settings,
+                            const BenchSource &source, const plan::Plan &plan);
+
+/// What the tests of one plan gave.
+struct PlanRun {
+  std::vector<BenchResult> results;
+  /// Per result, in the same order: the tokens each sequence generated in
+  /// the test's first (untimed) run. Decoding is greedy, so every run of a
+  /// test generates the same tokens.
+  std::vector<std::vector<std::vector<int32_t>>> tokens;
+  /// Why the engine could not be made for the plan (engineFailed: the
+  /// weights, memory, a kernel the backend lacks) or a run failed; empty
+  /// when every test ran.
+  std::string error;
+  bool engineFailed = false;
+};
+
+/// Makes an engine for `plan` as `settings` say and runs every test on it.
+/// `label` prefixes the progress line that stderr shows when it is a
+/// terminal.
+PlanRun runBenchTests(const BenchSettings &settings, plan::Plan plan,
+                      const std::string &label);
+
+/// Prints `error` as the tools do: as it is when it names its file
+/// ("FILE: error: ..."), else after "TOOL: error: ".
+void printBenchError(const std::string &tool, const std::string &error);
 
 /// The prompt of sequence `seq` with `tokens` ids: deterministic, spread
 /// over the vocabulary, and different for every sequence.

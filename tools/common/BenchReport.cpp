@@ -1,6 +1,5 @@
 #include "tools/common/BenchReport.h"
-
-#include <nlohmann/json.hpp>
+#include "tools/common/BenchJson.h"
 
 #include <algorithm>
 #include <cmath>
@@ -61,8 +60,10 @@ size_t columns(const std::string &text) {
   return n;
 }
 
-/// The table's cells, right-aligned under a header, first column left.
-void printTable(FILE *out, const std::vector<std::vector<std::string>> &rows) {
+} // namespace
+
+void printMarkdownTable(FILE *out,
+                        const std::vector<std::vector<std::string>> &rows) {
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto &row : rows)
     for (size_t c = 0; c < row.size(); ++c)
@@ -87,10 +88,7 @@ void printTable(FILE *out, const std::vector<std::vector<std::string>> &rows) {
   }
 }
 
-} // namespace
-
-void printMarkdown(FILE *out, const BenchMetadata &meta,
-                   const std::vector<BenchResult> &results) {
+void printMarkdownHeader(FILE *out, const BenchMetadata &meta) {
   std::fprintf(out,
                "model: %s; weights: %s, %s read per decode step (%s "
                "in the plan)\n",
@@ -100,6 +98,7 @@ void printMarkdown(FILE *out, const BenchMetadata &meta,
   std::fprintf(out, "plan: %s; limits %lld tokens, %lld sequences per step\n",
                meta.planSource.c_str(), (long long)meta.planMaxTokens,
                (long long)meta.planMaxBatch);
+  std::fprintf(out, "fusions: %s\n", meta.fusions.c_str());
   std::string cudaSettings;
   if (meta.device == "cuda") {
     cudaSettings = meta.cudaGraphs ? ", CUDA graphs on" : ", CUDA graphs off";
@@ -124,6 +123,11 @@ void printMarkdown(FILE *out, const BenchMetadata &meta,
                meta.bandwidthGBs == kH200ReadBandwidthGBs
                    ? ", the H200's measured read bandwidth"
                    : "");
+}
+
+void printMarkdown(FILE *out, const BenchMetadata &meta,
+                   const std::vector<BenchResult> &results) {
+  printMarkdownHeader(out, meta);
   std::vector<std::vector<std::string>> rows{
       {"test", "batch", "tokens/s", "ms/step", "GB/s", "roofline"}};
   for (const BenchResult &r : results) {
@@ -142,14 +146,12 @@ void printMarkdown(FILE *out, const BenchMetadata &meta,
     }
     rows.push_back(row);
   }
-  printTable(out, rows);
+  printMarkdownTable(out, rows);
 }
 
-void printJson(FILE *out, const BenchMetadata &meta,
-               const std::vector<BenchResult> &results) {
-  using Json = nlohmann::ordered_json;
+BenchJson benchHeaderJson(const BenchMetadata &meta) {
   const bool cuda = meta.device == "cuda";
-  Json doc;
+  BenchJson doc;
   doc["tool"] = meta.tool;
   doc["version"] = meta.version;
   doc["machine"] = {
@@ -165,46 +167,62 @@ void printJson(FILE *out, const BenchMetadata &meta,
                   {"weights", meta.weights},
                   {"decode_weight_bytes", meta.weightBytes},
                   {"plan_weight_bytes", meta.planWeightBytes}};
-  doc["plan"] = {{"source", meta.planSource},
-                 {"max_tokens", meta.planMaxTokens},
-                 {"max_batch", meta.planMaxBatch},
-                 {"programs", meta.programs}};
+  doc["plan"] = {
+      {"source", meta.planSource},
+      {"max_tokens", meta.planMaxTokens},
+      {"max_batch", meta.planMaxBatch},
+      {"programs", meta.programs},
+      {"fusions", {{"on", meta.fusionsOn}, {"left_out", meta.fusionsOff}}}};
   doc["settings"] = {{"prompt_tokens", meta.promptTokens},
                      {"gen_tokens", meta.genTokens},
                      {"batches", meta.batches},
                      {"repetitions", meta.repetitions},
                      {"warmup_runs", 1},
                      {"bandwidth_gbs", meta.bandwidthGBs}};
-  Json &list = doc["results"] = Json::array();
-  for (const BenchResult &r : results) {
-    std::vector<double> tps = r.tokensPerSecond();
-    Stats s = meanAndStddev(tps);
-    Json row = {{"test", r.test},
-                {"phase", r.decode ? "decode" : "prefill"},
-                {"batch", r.batch},
-                {"tokens_per_run", r.tokensPerRun},
-                {"seconds", r.seconds},
-                {"tokens_per_second", tps},
-                {"mean_tokens_per_second", s.mean},
-                {"stddev_tokens_per_second", s.stddev}};
-    if (r.decode) {
-      row["steps_per_run"] = r.stepsPerRun;
-      row["mean_context"] = r.meanContext;
-      row["bytes_per_step"] = {{"weights", r.stepBytes.weights},
-                               {"kv_cache", r.stepBytes.kvCache},
-                               {"linear_state", r.stepBytes.linearState},
-                               {"total", r.stepBytes.total()}};
-      row["mean_step_seconds"] = r.stepSeconds();
-      row["ideal_step_seconds"] =
-          idealSeconds(r.stepBytes.total(), meta.bandwidthGBs);
-      row["roofline_fraction"] = r.rooflineFraction(meta.bandwidthGBs);
-    }
-    list.push_back(std::move(row));
+  return doc;
+}
+
+BenchJson benchResultJson(const BenchResult &r, double bandwidthGBs) {
+  std::vector<double> tps = r.tokensPerSecond();
+  Stats s = meanAndStddev(tps);
+  BenchJson row = {{"test", r.test},
+                   {"phase", r.decode ? "decode" : "prefill"},
+                   {"batch", r.batch},
+                   {"tokens_per_run", r.tokensPerRun},
+                   {"seconds", r.seconds},
+                   {"tokens_per_second", tps},
+                   {"mean_tokens_per_second", s.mean},
+                   {"stddev_tokens_per_second", s.stddev}};
+  if (r.decode) {
+    row["steps_per_run"] = r.stepsPerRun;
+    row["mean_context"] = r.meanContext;
+    row["bytes_per_step"] = {{"weights", r.stepBytes.weights},
+                             {"kv_cache", r.stepBytes.kvCache},
+                             {"linear_state", r.stepBytes.linearState},
+                             {"total", r.stepBytes.total()}};
+    row["activation_bytes_per_step"] = r.activationBytes;
+    row["mean_step_seconds"] = r.stepSeconds();
+    row["ideal_step_seconds"] = idealSeconds(r.stepBytes.total(), bandwidthGBs);
+    row["roofline_fraction"] = r.rooflineFraction(bandwidthGBs);
   }
+  return row;
+}
+
+void printJsonDocument(FILE *out, const BenchJson &doc) {
   // A host or path name need not be UTF-8: such bytes print as U+FFFD
   // rather than making the document invalid.
-  std::string text = doc.dump(2, ' ', false, Json::error_handler_t::replace);
+  std::string text =
+      doc.dump(2, ' ', false, BenchJson::error_handler_t::replace);
   std::fprintf(out, "%s\n", text.c_str());
+}
+
+void printJson(FILE *out, const BenchMetadata &meta,
+               const std::vector<BenchResult> &results) {
+  BenchJson doc = benchHeaderJson(meta);
+  BenchJson &list = doc["results"] = BenchJson::array();
+  for (const BenchResult &r : results)
+    list.push_back(benchResultJson(r, meta.bandwidthGBs));
+  printJsonDocument(out, doc);
 }
 
 } // namespace strata::tools

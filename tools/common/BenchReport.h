@@ -35,6 +35,9 @@ struct BenchResult {
   /// and the bytes a step must move at that context.
   double meanContext = 0;
   DecodeStepBytes stepBytes;
+  /// tg only: the activations the step's launches read and write
+  /// (decodeActivationBytes), which fusion changes; not part of stepBytes.
+  double activationBytes = 0;
 
   std::vector<double> tokensPerSecond() const;
   /// tg: mean seconds per decode step.
@@ -61,6 +64,8 @@ struct BenchMetadata {
   std::string planSource; ///< the plan file, or the model it was compiled from
   int64_t planMaxTokens = 0, planMaxBatch = 0;
   std::vector<std::string> programs;
+  std::string fusions; ///< plan::describeFusions
+  std::vector<std::string> fusionsOn, fusionsOff;
   std::string weights;        ///< "random (seed 42)" or the checkpoint path
   double weightBytes = 0;     ///< read by each decode step
   double planWeightBytes = 0; ///< all weights the plan lists
@@ -71,6 +76,16 @@ struct BenchMetadata {
 
 void printMarkdown(FILE *out, const BenchMetadata &meta,
                    const std::vector<BenchResult> &results);
+
+/// The lines above the table: model, plan, fusions, device, runs and
+/// roofline, and a blank line.
+void printMarkdownHeader(FILE *out, const BenchMetadata &meta);
+
+/// `rows` as a markdown table, the first row its header: the first column
+/// left-aligned, the others right-aligned, each as wide as its widest
+/// cell.
+void printMarkdownTable(FILE *out,
+                        const std::vector<std::vector<std::string>> &rows);
 void printJson(FILE *out, const BenchMetadata &meta,
                const std::vector<BenchResult> &results);
 

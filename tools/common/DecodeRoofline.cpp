@@ -57,6 +57,46 @@ double decodeWeightBytes(const plan::Plan &plan) {
   return bytes;
 }
 
+double decodeActivationBytes(const plan::Plan &plan, int64_t batch) {
+  const plan::Program *program = decodeProgram(plan);
+  if (!program)
+    return 0;
+  double bytes = 0;
+  auto add = [&](int32_t b) {
+    if (b < 0 || size_t(b) >= program->buffers.size())
+      return;
+    const plan::Buffer &buf = program->buffers[size_t(b)];
+    switch (buf.kind) {
+    case plan::BufferKind::Arena:
+    case plan::BufferKind::Output:
+      break;
+    case plan::BufferKind::Input:
+      if (buf.role == plan::InputRole::Sequences)
+        return;
+      break;
+    case plan::BufferKind::Weight:
+    case plan::BufferKind::KvCache:
+    case plan::BufferKind::LinearState:
+      return;
+    }
+    // Decode feeds one token per sequence: tokens and batch are both B.
+    bytes += double(plan::numElements(buf.shape, batch, batch)) *
+             double(plan::byteWidth(buf.dtype));
+  };
+  for (const plan::Launch &l : program->launches) {
+    for (int32_t b : l.inputs)
+      add(b);
+    for (int32_t b : l.outputs)
+      add(b);
+  }
+  return bytes;
+}
+
+int64_t decodeLaunches(const plan::Plan &plan) {
+  const plan::Program *program = decodeProgram(plan);
+  return program ? int64_t(program->launches.size()) : 0;
+}
+
 DecodeStepBytes decodeStepBytes(const plan::Plan &plan, int64_t batch,
                                 double meanContext) {
   DecodeStepBytes b;

@@ -41,6 +41,20 @@ double weightBytes(const plan::Plan &plan);
 /// every weight.
 double decodeWeightBytes(const plan::Plan &plan);
 
+/// The bytes the launches of one decode step of `batch` sequences read and
+/// write in activations: every operand of every launch of the `decode`
+/// program (else the generic `forward`) that is an arena tensor, an input
+/// or an output, at one token per sequence, counted once per launch that
+/// reads or writes it (the sequence table, a handle, is left out). What a
+/// fusion saves is here: the intermediate tensors its separate launches
+/// write and read back. Weights, KV cache and linear state are what
+/// decodeStepBytes counts, and are left out.
+double decodeActivationBytes(const plan::Plan &plan, int64_t batch);
+
+/// Launches of one decode step: those of the `decode` program (else the
+/// generic `forward`); 0 for a plan with neither.
+int64_t decodeLaunches(const plan::Plan &plan);
+
 /// Seconds a step of `bytes` takes at `bandwidthGBs` (1 GB = 1e9 bytes).
 inline double idealSeconds(double bytes, double bandwidthGBs) {
   return bytes / (bandwidthGBs * 1e9);

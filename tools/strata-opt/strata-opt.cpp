@@ -6,8 +6,12 @@
 // read here rather than by MlirOptMain(argc, argv) so that strata-opt keeps
 // the conventions of the other strata tools (docs/cli.md): a bad command
 // line exits 2, not 1; a pass option that does not exist is reported as a
-// command-line error, not at `<unknown>:0`; --version names strata.
+// command-line error, not at `<unknown>:0`; --version names strata;
+// --mlir-pass-statistics prints the counts the strata passes keep, which
+// MLIR's own report misses where LLVM is built without statistics
+// (passes/PassStatistics.h).
 #include "ir/StrataDialect.h"
+#include "passes/PassStatistics.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -35,6 +39,11 @@ namespace {
 
 constexpr int kExitBadInput = 1;
 constexpr int kExitUsage = 2;
+
+/// MLIR's option `name` when it is registered with the type T.
+template <typename T> cl::opt<T> *mlirOption(llvm::StringRef name) {
+  return dynamic_cast<cl::opt<T> *>(cl::getRegisteredOptions().lookup(name));
+}
 
 } // namespace
 
@@ -86,6 +95,21 @@ int main(int argc, char **argv) {
                                    &llvm::errs()))
     return kExitUsage;
 
+  // --mlir-pass-statistics is MLIR's option, read by MlirOptMain; it is
+  // turned off there so that MLIR does not print its report too (empty, or
+  // with the same numbers where LLVM counts), and strata's is printed
+  // instead, in the layout --mlir-pass-statistics-display asks for.
+  strata::PassStatisticsReport statistics;
+  bool printStatistics = false, listStatistics = false;
+  if (cl::opt<bool> *option = mlirOption<bool>("mlir-pass-statistics");
+      option && option->getValue()) {
+    printStatistics = true;
+    option->setValue(false);
+    if (auto *display =
+            mlirOption<mlir::PassDisplayMode>("mlir-pass-statistics-display"))
+      listStatistics = display->getValue() == mlir::PassDisplayMode::List;
+  }
+
   std::string error;
   auto input = mlir::openInputFile(inputFilename, &error);
   if (!input) {
@@ -102,6 +126,8 @@ int main(int argc, char **argv) {
   // the handler, so any failure here is the command line's.
   bool badPipeline = false;
   auto buildPipeline = [&](mlir::PassManager &pm) {
+    if (printStatistics)
+      statistics.collect(pm);
     bool reported = false;
     if (mlir::succeeded(
             passPipeline.addToPipeline(pm, [&](const llvm::Twine &message) {
@@ -126,11 +152,16 @@ int main(int argc, char **argv) {
     pm.printAsTextualPipeline(llvm::errs());
     llvm::errs() << "\n";
   }
-  if (mlir::failed(mlir::MlirOptMain(
-          output->os(), std::move(input), buildPipeline, registry,
-          splitInputFile, verifyDiagnostics, verifyPasses,
-          allowUnregisteredDialects, /*preloadDialectsInContext=*/false,
-          emitBytecode, /*implicitModule=*/!noImplicitModule)))
+  const bool ok = mlir::succeeded(mlir::MlirOptMain(
+      output->os(), std::move(input), buildPipeline, registry, splitInputFile,
+      verifyDiagnostics, verifyPasses, allowUnregisteredDialects,
+      /*preloadDialectsInContext=*/false, emitBytecode,
+      /*implicitModule=*/!noImplicitModule));
+  // Like MLIR's, the report also comes after a failed pass: it shows how
+  // far the pipeline got.
+  if (printStatistics && !badPipeline)
+    statistics.print(llvm::errs(), listStatistics);
+  if (!ok)
     return badPipeline ? kExitUsage : kExitBadInput;
   output->keep();
   return 0;

@@ -2,10 +2,12 @@
 // verify the generic forward of a model, run the pass pipeline up to the
 // requested stage (the verifier runs after every pass), then print it.
 #include "codegen/PlanLowering.h"
-#include "models/NearestName.h"
+#include "ir/StrataOps.h"
+#include "passes/PassStatistics.h"
 #include "passes/Passes.h"
 #include "runtime/plan/PlanFile.h"
 #include "runtime/plan/PlanLimits.h"
+#include "runtime/plan/PlanSummary.h"
 #include "tools/common/ArgParser.h"
 #include "tools/strata/Commands.h"
 #include "tools/strata/ModelPlan.h"
@@ -13,7 +15,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
@@ -23,7 +24,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <set>
 
 namespace strata::tools {
 
@@ -40,9 +40,7 @@ ArgParser makeCompileParser() {
                    "what to print: ir (the generic forward; default), "
                    "phases (one function per phase), fused (after the "
                    "whole pass pipeline)");
-  parser.addOption("disable-pass", "NAMES",
-                   "comma-separated fusion passes to leave out of the "
-                   "pipeline (e.g. strata-fuse-qkv)");
+  addDisablePassOption(parser);
   parser.addOption("dump-dir", "DIR",
                    "write the module before the first pass and after each "
                    "pass to DIR/NN-<pass>.mlir");
@@ -61,6 +59,9 @@ ArgParser makeCompileParser() {
   parser.addOption("block-size", "N",
                    "tokens per paged KV-cache block (power of two; "
                    "default 16)");
+  parser.addFlag("stats",
+                 "print on stderr what each pass matched and rewrote (its "
+                 "pass statistics) and the attention kernel of every layer");
   parser.addFlag("all-token-logits",
                  "logits for every position instead of the last of each "
                  "sequence: a plan for scoring (Engine::score, perplexity)");
@@ -86,33 +87,40 @@ bool writeDump(const std::string &dir, const std::string &name,
   return true;
 }
 
-/// Fills `disabled` from --disable-pass; on a bad name returns the message.
-std::string parseDisabled(const std::string &list,
-                          std::set<std::string> &disabled) {
-  llvm::SmallVector<llvm::StringRef> names;
-  llvm::StringRef(list).split(names, ',', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef raw : names) {
-    std::string name = raw.trim().str();
-    // "fuse-qkv" is accepted for "strata-fuse-qkv".
-    if (!llvm::StringRef(name).startswith("strata-"))
-      name = "strata-" + name;
-    if (llvm::is_contained(fusionPassNames(), name)) {
-      disabled.insert(name);
-      continue;
-    }
-    std::string fusions = llvm::join(fusionPassNames(), ", ");
-    if (llvm::is_contained(pipelinePassNames(), name))
-      return "'" + name + "' cannot be disabled (it is not a fusion); " +
-             "fusions: " + fusions;
-    std::vector<std::string> candidates;
-    for (llvm::StringRef candidate : fusionPassNames())
-      candidates.push_back(candidate.str());
-    std::string best = nearestName(name, candidates);
-    return "unknown pass '" + raw.trim().str() + "' for --disable-pass; " +
-           (best.empty() ? "" : "did you mean '" + best + "'? ") +
-           "fusions: " + fusions;
+/// The attention op of each layer, per phase function, as layer ranges:
+/// "decode: lightning_decode on 0-2; paged_decode_attention on 3". Layers
+/// are numbered by their place among the function's attention ops, one per
+/// layer in order (an op's own `layer` counts caches or states of its kind
+/// only).
+void printAttentionPerLayer(llvm::raw_ostream &os, mlir::ModuleOp module) {
+  os << "attention per layer:\n";
+  for (auto func : module.getOps<mlir::func::FuncOp>()) {
+    // Kernel names in first-seen order, each with its layers.
+    std::vector<std::pair<std::string, std::vector<int64_t>>> kernels;
+    int64_t layer = 0;
+    func.walk([&](mlir::Operation *op) {
+      std::string name;
+      if (auto generic = llvm::dyn_cast<AttentionOp>(op))
+        name = "attention " + stringifyAttentionKind(generic.getKind()).str();
+      else if (llvm::isa<PrefillAttentionOp, ExtendAttentionOp,
+                         PagedDecodeAttentionOp, TreeAttentionOp,
+                         LightningPrefillOp, LightningDecodeOp>(op))
+        name = op->getName().stripDialect().str();
+      else
+        return;
+      auto it = llvm::find_if(kernels,
+                              [&](const auto &k) { return k.first == name; });
+      if (it == kernels.end())
+        it = kernels.insert(kernels.end(), {name, {}});
+      it->second.push_back(layer++);
+    });
+    std::string line;
+    for (const auto &[name, layers] : kernels)
+      line += (line.empty() ? "" : "; ") + name + " on " +
+              plan::formatLayerList(layers);
+    os << "  " << func.getSymName() << ": " << (line.empty() ? "none" : line)
+       << "\n";
   }
-  return "";
 }
 
 int usageError(const std::string &message) {
@@ -142,10 +150,13 @@ int runCompile(const std::vector<std::string> &args) {
   if (emit != "ir" && emit != "phases" && emit != "fused")
     return usageError("unknown --emit value '" + emit +
                       "'; expected one of: ir, phases, fused");
+  if (parser.has("stats") && emit == "ir")
+    return usageError("--stats reports what the passes did, and --emit=ir "
+                      "runs none; use --emit=phases or --emit=fused");
   FusionPipelineConfig pipeline;
   if (parser.has("disable-pass")) {
     std::string error =
-        parseDisabled(parser.get("disable-pass"), pipeline.disabled);
+        parseDisabledPasses(parser.get("disable-pass"), pipeline.disabled);
     if (!error.empty())
       return usageError(error);
   }
@@ -213,6 +224,7 @@ int runCompile(const std::vector<std::string> &args) {
       return kExitBadInput;
   }
 
+  PassStatisticsReport statistics;
   if (emit != "ir") {
     llvm::SmallVector<PipelineStage> stages = fusionPipelineStages(pipeline);
     // --emit=phases stops after the first step, strata-specialize-phase.
@@ -226,6 +238,8 @@ int runCompile(const std::vector<std::string> &args) {
       runs.push_back(std::make_unique<mlir::PassManager>(&context));
       // A pass that produces invalid IR is caught at that pass.
       runs.back()->enableVerifier(true);
+      if (parser.has("stats"))
+        statistics.collect(*runs.back());
       return *runs.back();
     };
     if (parser.has("dump-dir"))
@@ -248,6 +262,10 @@ int runCompile(const std::vector<std::string> &args) {
                      *module))
         return kExitBadInput;
     }
+    if (parser.has("stats")) {
+      statistics.print(llvm::errs());
+      printAttentionPerLayer(llvm::errs(), *module);
+    }
   }
 
   if (writePlan) {
@@ -255,6 +273,8 @@ int runCompile(const std::vector<std::string> &args) {
     if (int code = lowerModelPlan(*module, spec, modelPath, planOptions,
                                   diagnostics, plan))
       return code;
+    if (emit == "fused")
+      recordFusions(pipeline, plan);
     std::string error;
     if (!plan::writePlanFile(plan, outputPath, error)) {
       std::fprintf(stderr, "%s\n", error.c_str());

@@ -6,6 +6,7 @@
 #include "ir/StrataDialect.h"
 #include "models/ModelImporter.h"
 #include "models/ModelLimits.h"
+#include "models/NearestName.h"
 #include "passes/Passes.h"
 #include "runtime/plan/PlanLimits.h"
 #include "tools/strata/Commands.h"
@@ -14,10 +15,18 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <cstdio>
 
 namespace strata::tools {
+
+void addDisablePassOption(ArgParser &parser, const char *note) {
+  parser.addOption("disable-pass", "NAMES",
+                   std::string("comma-separated fusion passes to leave out "
+                               "of the pipeline (e.g. strata-fuse-qkv)") +
+                       (note ? note : ""));
+}
 
 // Whatever a model file may say, its plan must load: the model format's
 // bounds stay within the plan's.
@@ -121,7 +130,42 @@ int lowerModelPlan(mlir::ModuleOp module, const ModelSpec &spec,
   return kExitOk;
 }
 
-int compileModelPlan(const std::string &path, bool fused,
+std::string parseDisabledPasses(const std::string &list,
+                                std::set<std::string> &disabled) {
+  llvm::SmallVector<llvm::StringRef> names;
+  llvm::StringRef(list).split(names, ',', -1, /*KeepEmpty=*/false);
+  const std::string fusions = llvm::join(fusionPassNames(), ", ");
+  for (llvm::StringRef raw : names) {
+    std::string name = raw.trim().str();
+    if (!llvm::StringRef(name).startswith("strata-"))
+      name = "strata-" + name;
+    if (llvm::is_contained(fusionPassNames(), name)) {
+      disabled.insert(name);
+      continue;
+    }
+    if (llvm::is_contained(pipelinePassNames(), name))
+      return "'" + name + "' cannot be disabled (it is not a fusion); " +
+             "fusions: " + fusions;
+    std::vector<std::string> candidates;
+    for (llvm::StringRef candidate : fusionPassNames())
+      candidates.push_back(candidate.str());
+    std::string best = nearestName(name, candidates);
+    return "unknown pass '" + raw.trim().str() + "' for --disable-pass; " +
+           (best.empty() ? "" : "did you mean '" + best + "'? ") +
+           "fusions: " + fusions;
+  }
+  return "";
+}
+
+void recordFusions(const FusionPipelineConfig &config, plan::Plan &plan) {
+  plan.fusions.clear();
+  for (llvm::StringRef name : fusionPassNames())
+    plan.fusions.push_back(
+        {name.str(), config.disabled.count(name.str()) == 0});
+}
+
+int compileModelPlan(const std::string &path,
+                     const std::optional<FusionPipelineConfig> &fusion,
                      const PlanLoweringOptions &options, plan::Plan &out,
                      const BuildOptions &build) {
   mlir::MLIRContext context;
@@ -131,10 +175,10 @@ int compileModelPlan(const std::string &path, bool fused,
   if (!module)
     return kExitBadInput;
   DiagnosticPrinter diagnostics(context, path);
-  if (fused) {
+  if (fusion) {
     mlir::PassManager pm(&context);
     pm.enableVerifier(true);
-    buildFusionPipeline(pm, FusionPipelineConfig{});
+    buildFusionPipeline(pm, *fusion);
     if (mlir::failed(pm.run(*module))) {
       if (!diagnostics.reportedError())
         std::fprintf(stderr, "%s: error: the pass pipeline failed\n",
@@ -142,7 +186,11 @@ int compileModelPlan(const std::string &path, bool fused,
       return kExitBadInput;
     }
   }
-  return lowerModelPlan(*module, spec, path, options, diagnostics, out);
+  if (int code = lowerModelPlan(*module, spec, path, options, diagnostics, out))
+    return code;
+  if (fusion)
+    recordFusions(*fusion, out);
+  return kExitOk;
 }
 
 int runCompiledModel(const std::string &tool,
@@ -155,30 +203,38 @@ int runCompiledModel(const std::string &tool,
                      const PlanLoweringOptions &lowering) {
   ArgParser parser;
   declare(parser);
+  addDisablePassOption(parser, "; the CPU then runs the fused programs "
+                               "too");
   parser.addFlag("help", "show this help");
   parser.addAlias("-h", "help");
-  if (!parser.parse(args)) {
+  auto usageError = [&](const std::string &message) {
     std::fprintf(stderr, "%s: error: %s\nrun '%s --help' for usage\n",
-                 tool.c_str(), parser.error().c_str(), tool.c_str());
+                 tool.c_str(), message.c_str(), tool.c_str());
     return kExitUsage;
-  }
+  };
+  if (!parser.parse(args))
+    return usageError(parser.error());
   if (parser.has("help")) {
     std::printf("%s\noptions:\n%s", usage, parser.helpText().c_str());
     return kExitOk;
   }
-  if (parser.positionals().size() != 1) {
-    std::fprintf(stderr,
-                 "%s: error: expected one model file\nrun '%s --help' for "
-                 "usage\n",
-                 tool.c_str(), tool.c_str());
-    return kExitUsage;
-  }
+  if (parser.positionals().size() != 1)
+    return usageError("expected one model file");
   // The CUDA backend runs fused programs only; the CPU runs the generic
-  // forward, the reference.
-  const bool fused = parser.has("device") && parser.get("device") == "cuda";
+  // forward, the reference, which no fusion touches. Leaving fusions out
+  // is asked of the fused programs, so then the CPU runs those too.
+  std::optional<FusionPipelineConfig> fusion;
+  if (parser.has("disable-pass") ||
+      (parser.has("device") && parser.get("device") == "cuda"))
+    fusion.emplace();
+  if (parser.has("disable-pass"))
+    if (std::string bad =
+            parseDisabledPasses(parser.get("disable-pass"), fusion->disabled);
+        !bad.empty())
+      return usageError(bad);
   const std::string &model = parser.positionals().front();
   plan::Plan plan;
-  if (int code = compileModelPlan(model, fused, lowering, plan, build))
+  if (int code = compileModelPlan(model, fusion, lowering, plan, build))
     return code;
   return run(tool, parser, std::move(plan), model);
 }

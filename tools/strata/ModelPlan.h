@@ -7,6 +7,7 @@
 #include "codegen/PlanLowering.h"
 #include "ir/ModelBuilder.h"
 #include "models/ModelSpec.h"
+#include "passes/Passes.h"
 #include "runtime/plan/Plan.h"
 #include "tools/common/ArgParser.h"
 
@@ -15,6 +16,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,21 +55,40 @@ int lowerModelPlan(mlir::ModuleOp module, const ModelSpec &spec,
                    const std::string &path, const PlanLoweringOptions &options,
                    const DiagnosticPrinter &diagnostics, plan::Plan &out);
 
+/// Declares --disable-pass NAMES on a command that compiles a model;
+/// `note` ends its help line.
+void addDisablePassOption(ArgParser &parser, const char *note = nullptr);
+
+/// Adds the fusion passes named in `list`, a --disable-pass value
+/// (comma-separated; "fuse-qkv" stands for "strata-fuse-qkv"), to
+/// `disabled`. Returns "" when every name is a fusion, else the message
+/// for the first that is not: a pass that is not a fusion is named as
+/// such, an unknown name gets the nearest fusion as a suggestion. Every
+/// command that takes --disable-pass reads it here.
+std::string parseDisabledPasses(const std::string &list,
+                                std::set<std::string> &disabled);
+
+/// Records on `plan` which fusions the pipeline `config` ran and which it
+/// left out (plan::Plan::fusions).
+void recordFusions(const FusionPipelineConfig &config, plan::Plan &plan);
+
 /// Imports `path`, builds its generic forward with `build`, runs the fusion
-/// pipeline when `fused` (the phase programs the CUDA backend runs) and
-/// lowers the result with `options`. On failure the error is printed
-/// ("FILE: error: ...") and the exit code (kExitBadInput) returned; 0 on
-/// success.
-int compileModelPlan(const std::string &path, bool fused,
+/// pipeline configured by `fusion` when given (the phase programs the CUDA
+/// backend runs; the plan records the fusions) and lowers the result with
+/// `options`. On failure the error is printed ("FILE: error: ...") and the
+/// exit code (kExitBadInput) returned; 0 on success.
+int compileModelPlan(const std::string &path,
+                     const std::optional<FusionPipelineConfig> &fusion,
                      const PlanLoweringOptions &options, plan::Plan &out,
                      const BuildOptions &build = {});
 
-/// What `strata run` and `strata chat` share: parses `args` with the
-/// options `declare` adds (and --help, which prints `usage` and them),
-/// takes one model file, compiles it (the fused phase programs with
-/// `--device cuda`, else the generic forward the CPU runs) and hands the
-/// plan to `run`. `build` and `lowering` shape the plan (`strata
-/// perplexity` asks for all-token logits). Returns the exit code.
+/// What `strata run`, `strata chat` and `strata perplexity` share: parses
+/// `args` with the options `declare` adds (and --disable-pass and --help,
+/// which prints `usage` and them), takes one model file, compiles it (the
+/// fused phase programs with `--device cuda` or `--disable-pass`, else the
+/// generic forward the CPU runs) and hands the plan to `run`. `build` and
+/// `lowering` shape the plan (`strata perplexity` asks for all-token logits).
+/// Returns the exit code.
 int runCompiledModel(const std::string &tool,
                      const std::vector<std::string> &args,
                      void (*declare)(ArgParser &), const char *usage,

@@ -1,4 +1,15 @@
 // RUN: strata-opt %s -split-input-file -strata-fuse-rope-kv | FileCheck %s
+// RUN: strata-opt %s -split-input-file -strata-fuse-rope-kv --mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// Statistics over the cases below: five layers fused (packed in prefill;
+// continuous in extend, decode and the QK-norm case; tree in verify), two
+// left alone (a norm after the rotation; separate projections, so no
+// packed buffer); the function without phase facts is not looked at.
+// STATS: (S)  7 kv-appends
+// STATS: (S)  2 kv-appends-left
+// STATS: (S)  1 qk-norm-folded
+// STATS: (S)  3 rope-kv-write-continuous
+// STATS: (S)  1 rope-kv-write-packed
+// STATS: (S)  1 rope-kv-write-tree
 // Input: softmax layers after strata-fuse-qkv (Hq = 2, Hkv = 1, D = 32), q, k
 // and v sliced from the packed buffer %qkv.
 

@@ -1,4 +1,9 @@
 // RUN: strata-opt %s -split-input-file -strata-fuse-swiglu | FileCheck %s
+// RUN: strata-opt %s -split-input-file -strata-fuse-swiglu --mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// Statistics over the cases below: two gated MLPs fused (with and without
+// biases), two left alone (different inputs, a gate with another user).
+// STATS: (S) 4 silu-muls
+// STATS: (S) 2 swiglu
 
 // A gated MLP: gate and up of the same input become one GEMM onto the
 // load-time concatenation (gate rows first, the order strata.swiglu reads),

@@ -1,4 +1,16 @@
 // RUN: strata-opt %s -split-input-file -strata-select-attention | FileCheck %s
+// RUN: strata-opt %s -split-input-file -strata-select-attention --mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// Statistics over the cases below: each kernel as often as a case selects
+// it, and the two attention ops left generic (not causal; a linear layer
+// under a tree of drafts).
+// STATS: (S) 12 attentions
+// STATS: (S)  2 attentions-left
+// STATS: (S)  2 extend-attention
+// STATS: (S)  1 lightning-decode
+// STATS: (S)  3 lightning-prefill
+// STATS: (S)  2 paged-decode-attention
+// STATS: (S)  1 prefill-attention
+// STATS: (S)  1 tree-attention
 // RUN: strata-opt %s -split-input-file -strata-select-attention=max-splits=4 | FileCheck %s --check-prefix=SPLITS
 // RUN: strata-opt %s -split-input-file -strata-select-attention=required-only | FileCheck %s --check-prefix=REQUIRED
 // RUN: not strata-opt %s -split-input-file -strata-select-attention=split-tokens=0 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADOPTION

@@ -55,7 +55,84 @@ TEST_CASE("another format version is rejected with both versions") {
   bytes[8] = 7;
   CHECK(reject(bytes) ==
         "m.splan: error: plan format version 7 is not supported; this build "
-        "reads version 5 (recompile the model with this strata)");
+        "reads version 6 (recompile the model with this strata)");
+}
+
+TEST_CASE("a plan of format 5, written before plans recorded their fusion "
+          "passes, is refused") {
+  std::string bytes = serializePlan(samplePlan());
+  bytes[8] = 5;
+  CHECK(reject(bytes) ==
+        "m.splan: error: plan format version 5 is not supported; this build "
+        "reads version 6 (recompile the model with this strata)");
+}
+
+TEST_CASE("a plan keeps the fusion passes it was built with and without") {
+  Plan plan = samplePlan();
+  plan.fusions = {{"strata-fuse-qkv", true},
+                  {"strata-fuse-rope-kv", true},
+                  {"strata-select-attention", false},
+                  {"strata-fuse-swiglu", false}};
+  Plan back;
+  std::string error;
+  REQUIRE(deserializePlan(serializePlan(plan), "m.splan", back, error));
+  CHECK(back == plan);
+  CHECK(fusionsOn(back) ==
+        std::vector<std::string>{"strata-fuse-qkv", "strata-fuse-rope-kv"});
+  CHECK(fusionsOff(back) == std::vector<std::string>{"strata-select-attention",
+                                                     "strata-fuse-swiglu"});
+  CHECK(describeFusions(back) ==
+        "strata-fuse-qkv, strata-fuse-rope-kv; left out: "
+        "strata-select-attention, strata-fuse-swiglu");
+  // Equality sees the record: a plan built without a fusion is another plan.
+  Plan other = plan;
+  other.fusions[3].enabled = true;
+  CHECK_FALSE(other == plan);
+  other = plan;
+  other.fusions.pop_back();
+  CHECK_FALSE(other == plan);
+
+  for (FusionPass &f : plan.fusions)
+    f.enabled = true;
+  CHECK(describeFusions(plan) ==
+        "strata-fuse-qkv, strata-fuse-rope-kv, strata-select-attention, "
+        "strata-fuse-swiglu (all 4)");
+  for (FusionPass &f : plan.fusions)
+    f.enabled = false;
+  CHECK(describeFusions(plan) ==
+        "none; left out: strata-fuse-qkv, strata-fuse-rope-kv, "
+        "strata-select-attention, strata-fuse-swiglu");
+  plan.fusions.clear();
+  CHECK(describeFusions(plan) ==
+        "none (the phase programs before the fusion passes)");
+  plan.programs[0].phase = "forward";
+  CHECK(describeFusions(plan) == "none (the generic forward, unfused)");
+}
+
+TEST_CASE("a damaged fusion record is refused") {
+  Plan plan = samplePlan();
+  plan.fusions = {{"strata-fuse-qkv", true}};
+  std::string good = serializePlan(plan);
+  // The last byte of the payload is the flag: 2 is neither on nor off.
+  std::string bad = good;
+  bad.back() = 2;
+  uint32_t crc =
+      crc32(bad.data() + kPlanHeaderBytes, bad.size() - kPlanHeaderBytes);
+  std::memcpy(&bad[24], &crc, 4);
+  CHECK_THAT(reject(bad), Catch::Matchers::Contains(
+                              "plan is malformed: invalid fusion pass flag "
+                              "code 2"));
+  // A count of passes beyond the bytes left.
+  bad = good;
+  // The payload ends with the count, the name's length, the name, the flag.
+  const size_t count = good.size() - 1 - 15 - 4 - 4;
+  REQUIRE(bad.substr(count + 8, 15) == "strata-fuse-qkv");
+  bad[count + 3] = 0x40;
+  crc = crc32(bad.data() + kPlanHeaderBytes, bad.size() - kPlanHeaderBytes);
+  std::memcpy(&bad[24], &crc, 4);
+  CHECK_THAT(reject(bad), Catch::Matchers::Contains(
+                              "count of fusion passes (1073741825) exceeds "
+                              "the remaining payload"));
 }
 
 TEST_CASE("a plan of format 3, whose launches named kernels and attributes "
@@ -64,7 +141,7 @@ TEST_CASE("a plan of format 3, whose launches named kernels and attributes "
   bytes[8] = 3;
   CHECK(reject(bytes) ==
         "m.splan: error: plan format version 3 is not supported; this build "
-        "reads version 5 (recompile the model with this strata)");
+        "reads version 6 (recompile the model with this strata)");
 }
 
 namespace {

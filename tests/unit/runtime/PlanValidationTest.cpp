@@ -244,3 +244,33 @@ TEST_CASE("a program returns exactly one logits output") {
   CHECK_THAT(loadError(plan),
              Catch::Matchers::Contains("unknown program 'train'"));
 }
+
+TEST_CASE("the fusion record names pass flags, each once, of phase programs") {
+  Plan plan = samplePlan();
+  plan.fusions = {{"strata-fuse-qkv", true}, {"strata-fuse-swiglu", false}};
+  CHECK(loadError(plan) == "");
+
+  plan.fusions[1].name = "strata-fuse-qkv";
+  CHECK(loadError(plan) == "m.splan: error: plan is invalid: the fusion pass "
+                           "'strata-fuse-qkv' is listed twice");
+  // Printed by the tools: no control bytes, no empty or overlong names.
+  for (std::string name : {std::string(""), std::string("fuse\x1b[2J"),
+                           std::string("Strata-Fuse"), std::string(65, 'a')}) {
+    plan.fusions[1].name = name;
+    CHECK(loadError(plan) ==
+          "m.splan: error: plan is invalid: fusion pass 1 is not named by a "
+          "pass flag (1 to 64 of a-z, 0-9 and '-')");
+  }
+  plan.fusions.assign(size_t(kMaxFusionPasses) + 1, {"strata-fuse-qkv", true});
+  CHECK(loadError(plan) == "m.splan: error: plan is invalid: the plan lists 65 "
+                           "fusion passes; at most 64 are supported");
+
+  // The generic forward is what the fusion pipeline starts from.
+  plan = samplePlan();
+  plan.fusions = {{"strata-fuse-qkv", true}};
+  plan.programs[0].phase = "forward";
+  CHECK(loadError(plan) ==
+        "m.splan: error: plan is invalid: the plan lists fusion passes, but "
+        "its 'forward' program is the generic forward, which no fusion pass "
+        "rewrites");
+}

@@ -1,6 +1,8 @@
 // The figures `strata bench` derives from its timings: the bytes a decode
 // step must move (checked against a hand count on a tiny plan), the
-// roofline fraction, the repetitions' statistics, and the prompts.
+// activations its launches move, the roofline fraction, the repetitions'
+// statistics, the prompts, and the fusion ablation's token comparison.
+#include "tools/common/Ablation.h"
 #include "tools/common/BenchCommand.h"
 #include "tools/common/BenchReport.h"
 #include "tools/common/DecodeRoofline.h"
@@ -132,4 +134,103 @@ TEST_CASE("bench prompts stay in the vocabulary and differ per sequence") {
     seen.insert(ids);
   }
   CHECK(seen.size() == 32);
+}
+
+TEST_CASE("a decode step's activations are the operands its launches move") {
+  // tokens = batch = 3 at decode: an input of token ids [tokens] i32 (12
+  // bytes), an arena tensor [tokens, 64] bf16 (384 bytes) written by the
+  // first launch and read by the second, and the logits [batch, 512] f32
+  // (6144 bytes) the second writes. The weight and the sequence table
+  // (a handle) are left out.
+  plan::Plan p = tinyPlan();
+  plan::Program decode;
+  decode.phase = "decode";
+  auto buffer = [&](plan::BufferKind kind, plan::DType dtype,
+                    std::vector<plan::Dim> shape) {
+    plan::Buffer b;
+    b.name = "b" + std::to_string(decode.buffers.size());
+    b.kind = kind;
+    b.dtype = dtype;
+    b.shape = std::move(shape);
+    decode.buffers.push_back(b);
+    return int32_t(decode.buffers.size() - 1);
+  };
+  int32_t ids =
+      buffer(plan::BufferKind::Input, plan::DType::I32, {plan::Dim::tokens()});
+  decode.buffers[size_t(ids)].role = plan::InputRole::TokenIds;
+  int32_t seqs = buffer(plan::BufferKind::Input, plan::DType::I32, {});
+  decode.buffers[size_t(seqs)].role = plan::InputRole::Sequences;
+  int32_t weight = buffer(plan::BufferKind::Weight, plan::DType::BF16,
+                          {plan::Dim::constant(512), plan::Dim::constant(64)});
+  decode.buffers[size_t(weight)].weight = 0;
+  int32_t hidden = buffer(plan::BufferKind::Arena, plan::DType::BF16,
+                          {plan::Dim::tokens(), plan::Dim::constant(64)});
+  int32_t logits = buffer(plan::BufferKind::Output, plan::DType::F32,
+                          {plan::Dim::batch(), plan::Dim::constant(512)});
+  plan::Launch embed;
+  embed.params = plan::EmbeddingParams{};
+  embed.inputs = {ids, weight};
+  embed.outputs = {hidden};
+  plan::Launch head;
+  head.params = plan::LogitsParams{};
+  head.inputs = {hidden, weight, seqs};
+  head.outputs = {logits};
+  decode.launches = {embed, head};
+  p.programs.push_back(decode);
+  // ids 12 + hidden 384 (written) + hidden 384 (read) + logits 6144.
+  CHECK(decodeActivationBytes(p, 3) == 12.0 + 384.0 * 2 + 6144.0);
+  CHECK(decodeLaunches(p) == 2);
+  // Without a decode or forward program there is nothing to count.
+  CHECK(decodeActivationBytes(tinyPlan(), 3) == 0.0);
+  CHECK(decodeLaunches(tinyPlan()) == 0);
+}
+
+namespace {
+
+/// A run whose results are `batches` tests of one token list per sequence.
+PlanRun runOf(
+    std::vector<std::pair<int64_t, std::vector<std::vector<int32_t>>>> tests) {
+  PlanRun run;
+  for (auto &[batch, tokens] : tests) {
+    BenchResult r;
+    r.test = "tg4";
+    r.decode = true;
+    r.batch = batch;
+    run.results.push_back(r);
+    run.tokens.push_back(tokens);
+  }
+  return run;
+}
+
+} // namespace
+
+TEST_CASE("greedy tokens are compared test by test, sequence by sequence") {
+  PlanRun reference = runOf({{1, {{5, 6, 7}}}, {2, {{5, 6, 7}, {9, 9, 9}}}});
+  CHECK_FALSE(firstDifference(reference, reference).differs);
+
+  // One token of the second sequence of the batch-2 test.
+  PlanRun other = runOf({{1, {{5, 6, 7}}}, {2, {{5, 6, 7}, {9, 8, 9}}}});
+  TokenDifference d = firstDifference(other, reference);
+  REQUIRE(d.differs);
+  CHECK(d.result == 1);
+  CHECK(d.sequence == 1);
+  CHECK(d.position == 1);
+  CHECK(d.token == 8);
+  CHECK(d.reference == 9);
+  // Per batch size: batch 1 agrees, batch 2 does not.
+  CHECK_FALSE(firstDifference(other, reference, 1).differs);
+  CHECK(firstDifference(other, reference, 2).differs);
+
+  // A sequence that stopped earlier differs where it ended.
+  PlanRun shorter = runOf({{1, {{5, 6}}}, {2, {{5, 6, 7}, {9, 9, 9}}}});
+  d = firstDifference(shorter, reference);
+  REQUIRE(d.differs);
+  CHECK(d.result == 0);
+  CHECK(d.position == 2);
+  CHECK(d.token == -1);
+  CHECK(d.reference == 7);
+  // So does a run that lacks a test or a sequence.
+  CHECK(firstDifference(runOf({{1, {{5, 6, 7}}}}), reference).differs);
+  CHECK(firstDifference(runOf({{1, {{5, 6, 7}}}, {2, {{5, 6, 7}}}}), reference)
+            .differs);
 }
