@@ -7,6 +7,7 @@
 #include "models/ModelImporter.h"
 #include "models/ModelLimits.h"
 #include "passes/Passes.h"
+#include "runtime/plan/PlanFile.h"
 #include "runtime/plan/PlanLimits.h"
 #include "tools/strata/Commands.h"
 
@@ -152,7 +153,7 @@ int runCompiledModel(const std::string &tool,
                                 const ArgParser &parser, plan::Plan plan,
                                 const std::string &source),
                      const BuildOptions &build,
-                     const PlanLoweringOptions &lowering) {
+                     const PlanLoweringOptions &lowering, bool acceptPlans) {
   ArgParser parser;
   declare(parser);
   parser.addFlag("help", "show this help");
@@ -178,6 +179,14 @@ int runCompiledModel(const std::string &tool,
   const bool fused = parser.has("device") && parser.get("device") == "cuda";
   const std::string &model = parser.positionals().front();
   plan::Plan plan;
+  if (acceptPlans && plan::hasPlanSignature(model)) {
+    std::string error;
+    if (!plan::readPlanFile(model, plan, error)) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      return kExitBadInput;
+    }
+    return run(tool, parser, std::move(plan), model);
+  }
   if (int code = compileModelPlan(model, fused, lowering, plan, build))
     return code;
   return run(tool, parser, std::move(plan), model);

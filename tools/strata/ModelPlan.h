@@ -66,7 +66,9 @@ int compileModelPlan(const std::string &path, bool fused,
 /// takes one model file, compiles it (the fused phase programs with
 /// `--device cuda`, else the generic forward the CPU runs) and hands the
 /// plan to `run`. `build` and `lowering` shape the plan (`strata
-/// perplexity` asks for all-token logits). Returns the exit code.
+/// perplexity` asks for all-token logits). With `acceptPlans`, a compiled
+/// plan file (recognized by its signature) is read instead of compiled.
+/// Returns the exit code.
 int runCompiledModel(const std::string &tool,
                      const std::vector<std::string> &args,
                      void (*declare)(ArgParser &), const char *usage,
@@ -74,7 +76,8 @@ int runCompiledModel(const std::string &tool,
                                 const ArgParser &parser, plan::Plan plan,
                                 const std::string &source),
                      const BuildOptions &build = {},
-                     const PlanLoweringOptions &lowering = {});
+                     const PlanLoweringOptions &lowering = {},
+                     bool acceptPlans = false);
 
 } // namespace strata::tools
 
