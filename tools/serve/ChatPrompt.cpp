@@ -8,7 +8,7 @@ bool refuse(ApiError &error, size_t index, const std::string &message) {
   error.status = 400;
   error.type = "invalid_request_error";
   error.param = "messages[" + std::to_string(index) + "].role";
-  error.message = message;
+  error.message = "'" + error.param + "': " + message;
   error.code = "invalid_value";
   return false;
 }
@@ -28,12 +28,10 @@ bool chatPromptText(tok::ChatFormat format,
     if (messages[j].role == expected)
       continue;
     if (messages[j].role == "system")
-      return refuse(error, j,
-                    "a system message may only come first (messages[" +
-                        std::to_string(j) + "])");
+      return refuse(error, j, "a system message may only come first");
     return refuse(error, j,
-                  "messages[" + std::to_string(j) + "] is the " +
-                      messages[j].role + "'s, but the " + expected +
+                  "this message is the " + messages[j].role + "'s, but the " +
+                      expected +
                       "'s comes next: after an optional system message, "
                       "user and assistant messages take turns");
   }

@@ -60,7 +60,7 @@ bool buildJob(const ApiRequest &request, const ServedModel &model,
       for (int64_t id : request.promptIds) {
         if (id >= model.vocabSize)
           return fail(error, field,
-                      "token id " + std::to_string(id) +
+                      "'prompt': token id " + std::to_string(id) +
                           " is outside the model's vocabulary (ids 0 to " +
                           std::to_string(model.vocabSize - 1) + ")",
                       "invalid_value");
@@ -75,7 +75,10 @@ bool buildJob(const ApiRequest &request, const ServedModel &model,
                 "invalid_value");
   }
   if (ids.empty())
-    return fail(error, field, "the prompt is empty (it encodes to no tokens)",
+    return fail(error, field,
+                "'" + field +
+                    "': the prompt is empty (it encodes to no "
+                    "tokens)",
                 "invalid_value");
 
   // Every position of the prompt and the completion must be within the
@@ -84,7 +87,7 @@ bool buildJob(const ApiRequest &request, const ServedModel &model,
   const int64_t prompt = int64_t(ids.size());
   if (prompt >= model.contextLength)
     return fail(error, field,
-                "this model's maximum context length is " +
+                "'" + field + "': this model's maximum context length is " +
                     tokens(model.contextLength) + ", and the prompt has " +
                     tokens(prompt) +
                     " (at least one position must be left for the "
@@ -92,7 +95,7 @@ bool buildJob(const ApiRequest &request, const ServedModel &model,
                 "context_length_exceeded");
   if (prompt >= model.poolTokens)
     return fail(error, field,
-                "the prompt has " + tokens(prompt) +
+                "'" + field + "': the prompt has " + tokens(prompt) +
                     "; this server's KV pool holds at most " +
                     tokens(model.poolTokens) +
                     " per request (--kv-blocks), one of which must be left "
