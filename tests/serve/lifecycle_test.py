@@ -11,6 +11,7 @@ The slow server runs tiny-llama (about 14 ms per token on the CPU) with
 the CLI tests' tokenizer, so that a long request is still running when the
 test acts on it."""
 import concurrent.futures
+import json
 import subprocess
 import threading
 import time
@@ -182,14 +183,13 @@ def test_sigterm_ends_requests_in_flight():
     status, body = queued["answer"]
     check_eq(status, 503, f"the queued request ({body})")
     check_eq(body["error"]["type"], "server_error", "error type")
-    # The running stream ends: an error event and [DONE], or the
-    # connection closes; either way it does not hang.
-    try:
-        rest = list(sse_events(resp))
-    except Exception:
-        rest = []
-    check(all("error" in e or e == "[DONE]" or "choices" in e for e in rest),
-          f"stream end {rest[-2:]}")
+    # The running stream ends with an error event and [DONE].
+    rest = list(sse_events(resp))
+    check_eq(rest[-1], "[DONE]", "the stream's last event")
+    error = json.loads(rest[-2])["error"]
+    check_eq((error["type"], error["code"]), ("server_error", "request_failed"),
+             "the stream's error event")
+    check("shutting down" in error["message"], f"message {error}")
     conn.close()
     check("SIGTERM: stopped; 2 requests cancelled" in slow.stderr(),
           f"stderr: {slow.stderr()!r}")

@@ -22,6 +22,19 @@ struct Context {
   const ServedModel &model;
   EngineLoop &loop;
   ServeMetrics &metrics;
+  std::atomic<int64_t> &open;
+};
+
+/// Counts a completion as open for as long as it lives.
+class OpenResponse {
+public:
+  explicit OpenResponse(std::atomic<int64_t> &open) : open_(open) { ++open_; }
+  ~OpenResponse() { --open_; }
+  OpenResponse(const OpenResponse &) = delete;
+  OpenResponse &operator=(const OpenResponse &) = delete;
+
+private:
+  std::atomic<int64_t> &open_;
 };
 
 ApiError serverError(int status, std::string message, const char *code) {
@@ -55,6 +68,7 @@ struct Stream {
   bool roleSent = false;
   /// The last event has been taken: nothing is left to cancel.
   bool ended = false;
+  std::unique_ptr<OpenResponse> open;
 };
 
 bool write(httplib::DataSink &sink, const std::string &data) {
@@ -104,6 +118,7 @@ bool streamNext(Stream &s, httplib::DataSink &sink) {
 void handleGeneration(Context &ctx, Endpoint endpoint,
                       const httplib::Request &req, httplib::Response &res) {
   const Clock::time_point arrival = Clock::now();
+  auto open = std::make_unique<OpenResponse>(ctx.open);
   ApiRequest request;
   ApiError error;
   auto job = std::make_unique<ServeJob>();
@@ -166,6 +181,8 @@ void handleGeneration(Context &ctx, Endpoint endpoint,
   stream->ticket = ticket;
   stream->meta = meta;
   stream->includeUsage = request.includeUsage;
+  // The stream stays open until httplib drops the response.
+  stream->open = std::move(open);
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
@@ -177,14 +194,16 @@ void handleGeneration(Context &ctx, Endpoint endpoint,
       [stream](bool) {
         if (!stream->ended)
           stream->loop->cancel(stream->ticket);
+        stream->open.reset();
       });
 }
 
 } // namespace
 
 void addRoutes(httplib::Server &server, const ServedModel &model,
-               EngineLoop &loop, ServeMetrics &metrics) {
-  auto ctx = std::make_shared<Context>(Context{model, loop, metrics});
+               EngineLoop &loop, ServeMetrics &metrics,
+               std::atomic<int64_t> &open) {
+  auto ctx = std::make_shared<Context>(Context{model, loop, metrics, open});
   server.Post("/v1/completions",
               [ctx](const httplib::Request &req, httplib::Response &res) {
                 handleGeneration(*ctx, Endpoint::Completions, req, res);

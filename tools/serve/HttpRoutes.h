@@ -12,7 +12,9 @@
 #include "tools/serve/JobBuilder.h"
 #include "tools/serve/ServeMetrics.h"
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 namespace httplib {
 class Server;
@@ -24,10 +26,13 @@ namespace strata::serve {
 /// would not fit any context.
 constexpr size_t kMaxBodyBytes = 64u << 20;
 
-/// Registers the routes; `model`, `loop` and `metrics` must outlive the
-/// server.
+/// Registers the routes; `model`, `loop`, `metrics` and `open` must outlive
+/// the server. `open` counts the completions being answered (a handler
+/// waiting for its request, or a stream not yet written to its end), so
+/// that shutting down can let them end before the server stops.
 void addRoutes(httplib::Server &server, const ServedModel &model,
-               EngineLoop &loop, ServeMetrics &metrics);
+               EngineLoop &loop, ServeMetrics &metrics,
+               std::atomic<int64_t> &open);
 
 } // namespace strata::serve
 

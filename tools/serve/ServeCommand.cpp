@@ -39,6 +39,9 @@ constexpr int64_t kDefaultPoolTokenCap = 262144;
 // and for the requests that get a 429; no more than this.
 constexpr int64_t kMaxHttpThreads = 1024;
 constexpr int64_t kSpareHttpThreads = 8;
+// After SIGINT/SIGTERM, how long the answers to the ended requests may take
+// to be written before the server closes their connections.
+constexpr std::chrono::seconds kDrainTime{3};
 
 int64_t defaultKvBlocks(int64_t maxRunning, int64_t positions,
                         int64_t blockSize) {
@@ -214,9 +217,10 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
     };
     server.set_payload_max_length(kMaxBodyBytes);
     // An idle keep-alive connection holds a worker until this passes, and
-    // shutting down waits for it.
-    server.set_keep_alive_timeout(2);
-    addRoutes(server, model, loop, metrics);
+    // stopping waits for it (httplib checks for a stop between requests).
+    server.set_keep_alive_timeout(1);
+    std::atomic<int64_t> openResponses{0};
+    addRoutes(server, model, loop, metrics, openResponses);
     const int bound = port == 0 ? server.bind_to_any_port(host)
                       : server.bind_to_port(host, int(port)) ? int(port)
                                                              : -1;
@@ -238,9 +242,12 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
     std::printf("listening on http://%s:%d\n", host.c_str(), bound);
     std::fflush(stdout);
 
-    // SIGINT/SIGTERM: stop accepting connections, then end every request
-    // (their handlers answer 503 or end their streams), which lets
-    // listen_after_bind() join its workers and return.
+    // SIGINT/SIGTERM: the engine loop refuses new requests (503) and ends
+    // every queued and running one; their handlers answer 503 and their
+    // streams end with an error event and [DONE]. Once those responses are
+    // written (or after kDrainTime) the server stops: it closes the
+    // listening socket and cuts what is still open, and
+    // listen_after_bind() returns.
     std::atomic<bool> serverDone{false};
     int caught = 0;
     std::thread watcher([&] {
@@ -250,11 +257,14 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
         if (sig != SIGINT && sig != SIGTERM)
           continue;
         caught = sig;
+        loop.shutdown();
+        const Clock::time_point deadline = Clock::now() + kDrainTime;
+        while (openResponses.load() > 0 && Clock::now() < deadline)
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
         // stop() does nothing until the server runs.
         while (!server.is_running() && !serverDone.load())
           std::this_thread::sleep_for(std::chrono::milliseconds(5));
         server.stop();
-        loop.shutdown();
         return;
       }
     });
