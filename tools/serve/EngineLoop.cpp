@@ -68,9 +68,9 @@ void EngineLoop::cancel(uint64_t ticket) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto it = queue_.begin(); it != queue_.end(); ++it)
     if (it->ticket == ticket) {
-      it->job->channel->push(failure(kClientGone, "cancelled"));
       metrics_.finished("cancelled",
                         secondsSince(it->job->arrival, Clock::now()));
+      it->job->channel->push(failure(kClientGone, "cancelled"));
       queue_.erase(it);
       return;
     }
@@ -125,8 +125,8 @@ void EngineLoop::submit(Queued q) {
   std::string error;
   if (!engine_.submit(std::move(request), id, error)) {
     // The handlers check what the engine checks, so this is not expected.
-    a->job->channel->push(failure(400, error));
     metrics_.rejected("invalid");
+    a->job->channel->push(failure(400, error));
     return;
   }
   metrics_.admitted(a->promptTokens);
@@ -156,9 +156,11 @@ void EngineLoop::finish(ServeResult &ended) {
     return;
   Active &a = *it->second;
   const double seconds = secondsSince(a.job->arrival, Clock::now());
+  // Counted before the client hears of the end, so that the /metrics it
+  // reads afterwards include its request.
   if (ended.cancelled) {
-    a.job->channel->push(failure(kClientGone, "cancelled"));
     metrics_.finished("cancelled", seconds);
+    a.job->channel->push(failure(kClientGone, "cancelled"));
   } else {
     // What the stop-string check held back is final now.
     if (std::string rest = a.text->finish(); !rest.empty()) {
@@ -171,10 +173,10 @@ void EngineLoop::finish(ServeResult &ended) {
     done.finish = ended.result.finish;
     done.promptTokens = a.promptTokens;
     done.completionTokens = int64_t(ended.result.tokens.size());
-    a.job->channel->push(std::move(done));
     metrics_.finished(ended.result.finish == FinishReason::Length ? "length"
                                                                   : "stop",
                       seconds);
+    a.job->channel->push(std::move(done));
   }
   engineIdOf_.erase(a.ticket);
   active_.erase(it);
@@ -184,8 +186,8 @@ void EngineLoop::failActive(int status, const std::string &message,
                             const std::string &reason) {
   const Clock::time_point now = Clock::now();
   for (auto &[id, a] : active_) {
-    a->job->channel->push(failure(status, message));
     metrics_.finished(reason, secondsSince(a->job->arrival, now));
+    a->job->channel->push(failure(status, message));
   }
   active_.clear();
   engineIdOf_.clear();
@@ -221,8 +223,8 @@ void EngineLoop::run() {
       const Clock::time_point now = Clock::now();
       ended_ = int64_t(left.size() + active_.size());
       for (Queued &q : left) {
-        q.job->channel->push(failure(503, "the server is shutting down"));
         metrics_.finished("cancelled", secondsSince(q.job->arrival, now));
+        q.job->channel->push(failure(503, "the server is shutting down"));
       }
       failActive(503,
                  "the server is shutting down; the request was "
@@ -255,6 +257,12 @@ void EngineLoop::run() {
         error = e.what();
       }
       idle = ended.empty() && engine_.serveStats().steps == stepsBefore;
+      // The blocks of the requests that ended are free: /metrics says so
+      // before their clients hear of the end.
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        publishStats();
+      }
       for (ServeResult &r : ended)
         finish(r);
       if (!ok) {
