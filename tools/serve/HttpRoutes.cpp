@@ -41,7 +41,9 @@ ApiError serverError(int status, std::string message, const char *code) {
   ApiError error;
   error.status = status;
   error.message = std::move(message);
-  error.type = status == 429 ? "rate_limit_error" : "server_error";
+  error.type = status == 429  ? "rate_limit_error"
+               : status < 500 ? "invalid_request_error"
+                              : "server_error";
   error.code = code;
   return error;
 }

@@ -46,7 +46,7 @@ std::string usageEvent(const ResponseMeta &meta, const Usage &usage);
 /// An error in the middle of a stream (the status line has been sent).
 std::string errorEvent(const ApiError &error);
 /// The end of every stream.
-inline const char *kDoneEvent = "data: [DONE]\n\n";
+inline constexpr const char *kDoneEvent = "data: [DONE]\n\n";
 
 /// GET /v1/models (`one` false) or /v1/models/ID (`one` true).
 std::string modelJson(const std::string &name, int64_t created,

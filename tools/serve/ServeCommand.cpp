@@ -165,9 +165,11 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
   if (std::string bad = tools::parseEngineOptions(parser, engineOptions);
       !bad.empty())
     return usage(bad);
-  // Served requests never read their logits rows; copying one per token
-  // would cost a [vocab] copy each.
-  engineOptions.keepLogits = false;
+  // Served requests never read their logits rows. On the CPU they are on
+  // the host anyway, and keeping them keeps the engine's check that every
+  // step's logits are finite; on the GPU they would cost a [batch, vocab]
+  // download per step, which the benchmarks leave out too.
+  engineOptions.keepLogits = engineOptions.device == Device::Cpu;
 
   ServedModel model;
   model.name = parser.get("model-name", plan.modelName);
