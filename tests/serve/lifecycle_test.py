@@ -3,15 +3,17 @@
 mid-stream (or while queued) cancels its request and frees its KV blocks;
 with --max-queue 1 the requests beyond the running one and the queued one
 get 429; a KV pool too small for the running requests preempts some of
-them and every request still gets exactly `strata run`'s text; SIGTERM
-with requests in flight ends them and exits 0; a model without a
-tokenizer is refused at start.
+them and every request still gets exactly `strata run`'s text; a step
+that fails answers 500 and the server serves on; SIGTERM with requests in
+flight ends them and exits 0; a model without a tokenizer is refused at
+start.
 
 The slow server runs tiny-llama (about 14 ms per token on the CPU) with
 the CLI tests' tokenizer, so that a long request is still running when the
 test acts on it."""
 import concurrent.futures
 import json
+import os
 import subprocess
 import threading
 import time
@@ -165,6 +167,49 @@ def test_preemption_keeps_results_equal():
     check_eq(m["strata_kv_blocks_total"], 6, "pool size")
 
 
+def test_engine_failure_answers_500_and_serving_goes_on():
+    # f16 activations overflow with weights of std 100 (as in
+    # tests/lit/cli/non-finite.test): every step fails.
+    with open(os.path.join(SRC, TINY_TEXT)) as f:
+        text = f.read()
+    tokenizer = os.path.abspath(
+        os.path.join(SRC, os.path.dirname(TINY_TEXT), "tiny-tokenizer"))
+    text = (text.replace("init_std: 0.02", "init_std: 100")
+            .replace("dtype: bf16", "dtype: f16")
+            .replace("path: tiny-tokenizer", "path: " + tokenizer))
+    model = os.path.join(args.work, "overflow.yaml")
+    with open(model, "w") as f:
+        f.write(text)
+    broken = Server(args.strata, model, cwd=SRC)
+    try:
+        for stream in (False, True):
+            body = {"prompt": "the cat sat", "max_tokens": 4}
+            if stream:
+                status, events, done = broken.stream(
+                    "/v1/completions", {**body, "stream": True})
+                check(status == 200 and done, "the stream ends")
+                error = events[-1]["error"]
+                check_eq(events[:-1], [], "no text before the error")
+            else:
+                status, resp = broken.post("/v1/completions", body)
+                check_eq(status, 500, f"status ({resp})")
+                error = resp["error"]
+            check_eq((error["type"], error["code"]),
+                     ("server_error", "request_failed"), "error")
+            check("the engine failed" in error["message"] and
+                  "NaN" in error["message"], f"message {error['message']}")
+            # The engine serves again: the server stays up.
+            status, resp = broken.get_json("/health")
+            check_eq(status, 200, "/health after a failed step")
+        m = broken.metrics()
+        check_eq(m['strata_requests_finished_total{reason="error"}'], 2,
+                 "requests ended by the engine's failure")
+        check_eq(m["strata_kv_blocks_used"], 0, "KV blocks in use")
+        check_eq(broken.terminate(), 0, "exit code")
+    finally:
+        broken.close()
+
+
 def test_sigterm_ends_requests_in_flight():
     conn, resp = start_long_stream()
     queued = {}
@@ -204,4 +249,5 @@ run_tests([test_model_without_tokenizer_is_refused,
            test_disconnect_cancels_the_request,
            test_disconnect_while_queued_cancels_the_request,
            test_full_queue_answers_429, test_preemption_keeps_results_equal,
+           test_engine_failure_answers_500_and_serving_goes_on,
            test_sigterm_ends_requests_in_flight], servers=[small_pool, slow])
