@@ -211,6 +211,8 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
     if (!loop.start(error))
       return failed(error);
 
+    // Declared before the server, whose handlers count into it.
+    std::atomic<int64_t> openResponses{0};
     httplib::Server server;
     const size_t threads = size_t(
         std::min(kMaxHttpThreads, maxRunning + maxQueue + kSpareHttpThreads));
@@ -221,7 +223,6 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
     // An idle keep-alive connection holds a worker until this passes, and
     // stopping waits for it (httplib checks for a stop between requests).
     server.set_keep_alive_timeout(1);
-    std::atomic<int64_t> openResponses{0};
     addRoutes(server, model, loop, metrics, openResponses);
     const int bound = port == 0 ? server.bind_to_any_port(host)
                       : server.bind_to_port(host, int(port)) ? int(port)
