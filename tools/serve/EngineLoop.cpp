@@ -226,11 +226,11 @@ void EngineLoop::run() {
         metrics_.finished("cancelled", secondsSince(q.job->arrival, now));
         q.job->channel->push(failure(503, "the server is shutting down"));
       }
+      engine_.stopServing();
       failActive(503,
                  "the server is shutting down; the request was "
                  "cancelled",
                  "cancelled");
-      engine_.stopServing();
       std::lock_guard<std::mutex> lock(mutex_);
       publishStats();
       return;
@@ -257,6 +257,20 @@ void EngineLoop::run() {
         error = e.what();
       }
       idle = ended.empty() && engine_.serveStats().steps == stepsBefore;
+      bool serving = true;
+      if (!ok) {
+        // The failed step left the cache in an unknown state and the
+        // engine dropped its requests: a fresh serving loop takes the next.
+        std::fprintf(stderr, "strata serve: error: %s\n", error.c_str());
+        engine_.stopServing();
+        std::string again;
+        serving = engine_.startServing(options_, again);
+        if (!serving)
+          std::fprintf(stderr,
+                       "strata serve: error: the engine cannot serve again: "
+                       "%s\n",
+                       again.c_str());
+      }
       // The blocks of the requests that ended are free: /metrics says so
       // before their clients hear of the end.
       {
@@ -265,22 +279,14 @@ void EngineLoop::run() {
       }
       for (ServeResult &r : ended)
         finish(r);
-      if (!ok) {
-        std::fprintf(stderr, "strata serve: error: %s\n", error.c_str());
+      if (!ok)
         failActive(500, "the engine failed: " + error, "error");
-        engine_.stopServing();
-        std::string again;
-        if (!engine_.startServing(options_, again)) {
-          std::fprintf(stderr,
-                       "strata serve: error: the engine cannot serve again: "
-                       "%s\n",
-                       again.c_str());
-          std::lock_guard<std::mutex> lock(mutex_);
-          broken_ = true;
-          for (Queued &q : queue_)
-            q.job->channel->push(failure(503, "the engine failed: " + error));
-          queue_.clear();
-        }
+      if (!serving) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        broken_ = true;
+        for (Queued &q : queue_)
+          q.job->channel->push(failure(503, "the engine failed: " + error));
+        queue_.clear();
       }
     }
     std::unique_lock<std::mutex> lock(mutex_);
