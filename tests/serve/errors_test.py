@@ -5,8 +5,10 @@ the field at fault: malformed JSON, wrong types and values, fields that
 would change the answer and are not implemented, unknown fields, an
 unknown model, prompts longer than the context or the KV pool, chats of
 another shape, unknown routes; fields that change nothing are accepted.
-The server keeps serving throughout."""
+The server keeps serving throughout, and SIGINT stops it with exit code
+0."""
 import json
+import signal
 
 from servelib import (TINY_TEXT, Server, arguments, check, check_eq,
                       raw_request, run_tests)
@@ -206,6 +208,13 @@ def test_garbage_on_the_socket():
     check_eq(status, 200, "the server still answers")
 
 
+def test_sigint_stops_the_server():
+    check_eq(server.terminate(sig=signal.SIGINT), 0, "exit code after SIGINT")
+    check("strata serve: SIGINT: stopped; 0 requests cancelled" in
+          server.stderr(), f"stderr: {server.stderr()!r}")
+
+
 run_tests([test_bad_requests_get_error_objects,
            test_harmless_fields_are_accepted, test_unknown_routes,
-           test_garbage_on_the_socket], servers=[server])
+           test_garbage_on_the_socket, test_sigint_stops_the_server],
+          servers=[server])

@@ -184,9 +184,9 @@ class Server:
                     return int(line.split()[1])
         raise Failure("no VmRSS")
 
-    def terminate(self, timeout=20):
-        """SIGTERM; returns the exit code."""
-        self.proc.send_signal(signal.SIGTERM)
+    def terminate(self, timeout=20, sig=signal.SIGTERM):
+        """Sends `sig` (SIGTERM); returns the exit code."""
+        self.proc.send_signal(sig)
         try:
             return self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
