@@ -17,7 +17,7 @@ sanitizer_packages=(libclang-rt-16-dev)
 packages=(cmake ninja-build g++ clang-16 python3 libyaml-cpp-dev
           nlohmann-json3-dev libboost-graph-dev catch2 llvm-16-dev
           llvm-16-tools libmlir-16-dev mlir-16-tools libonig-dev
-          libutf8proc-dev)
+          libutf8proc-dev libcpp-httplib-dev)
 missing=()
 for p in "${packages[@]}" "${sanitizer_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

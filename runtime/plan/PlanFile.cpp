@@ -517,4 +517,13 @@ bool readPlanFile(const std::string &path, Plan &plan, std::string &error) {
   return true;
 }
 
+bool hasPlanSignature(const std::string &path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    return false;
+  std::ifstream in(path, std::ios::binary);
+  char head[8] = {};
+  return in.read(head, 8) && std::memcmp(head, kMagic, 8) == 0;
+}
+
 } // namespace strata::plan

@@ -34,6 +34,9 @@ bool deserializeParams(const std::string &bytes, KernelParams &params,
 bool writePlanFile(const Plan &plan, const std::string &path,
                    std::string &error);
 bool readPlanFile(const std::string &path, Plan &plan, std::string &error);
+/// Whether `path` is a regular file that starts with the plan signature
+/// (for commands that take a model file or a plan); opens nothing else.
+bool hasPlanSignature(const std::string &path);
 
 uint32_t crc32(const void *data, size_t size);
 

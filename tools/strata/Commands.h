@@ -20,6 +20,7 @@ int runInspect(const std::vector<std::string> &args);
 int runRun(const std::vector<std::string> &args);
 int runChat(const std::vector<std::string> &args);
 int runPerplexityCommand(const std::vector<std::string> &args);
+int runServe(const std::vector<std::string> &args);
 
 } // namespace strata::tools
 

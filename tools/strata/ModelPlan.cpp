@@ -8,6 +8,7 @@
 #include "models/ModelLimits.h"
 #include "models/NearestName.h"
 #include "passes/Passes.h"
+#include "runtime/plan/PlanFile.h"
 #include "runtime/plan/PlanLimits.h"
 #include "tools/strata/Commands.h"
 
@@ -200,7 +201,7 @@ int runCompiledModel(const std::string &tool,
                                 const ArgParser &parser, plan::Plan plan,
                                 const std::string &source),
                      const BuildOptions &build,
-                     const PlanLoweringOptions &lowering) {
+                     const PlanLoweringOptions &lowering, bool acceptPlans) {
   ArgParser parser;
   declare(parser);
   addDisablePassOption(parser, "; the CPU then runs the fused programs "
@@ -234,6 +235,18 @@ int runCompiledModel(const std::string &tool,
       return usageError(bad);
   const std::string &model = parser.positionals().front();
   plan::Plan plan;
+  if (acceptPlans && plan::hasPlanSignature(model)) {
+    if (parser.has("disable-pass"))
+      return usageError("--disable-pass applies to a model file; " + model +
+                        " is a compiled plan (strata inspect names the "
+                        "fusions it was built with)");
+    std::string error;
+    if (!plan::readPlanFile(model, plan, error)) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      return kExitBadInput;
+    }
+    return run(tool, parser, std::move(plan), model);
+  }
   if (int code = compileModelPlan(model, fusion, lowering, plan, build))
     return code;
   return run(tool, parser, std::move(plan), model);

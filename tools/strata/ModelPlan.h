@@ -82,12 +82,14 @@ int compileModelPlan(const std::string &path,
                      const PlanLoweringOptions &options, plan::Plan &out,
                      const BuildOptions &build = {});
 
-/// What `strata run`, `strata chat` and `strata perplexity` share: parses
-/// `args` with the options `declare` adds (and --disable-pass and --help,
-/// which prints `usage` and them), takes one model file, compiles it (the
-/// fused phase programs with `--device cuda` or `--disable-pass`, else the
-/// generic forward the CPU runs) and hands the plan to `run`. `build` and
-/// `lowering` shape the plan (`strata perplexity` asks for all-token logits).
+/// What `strata run`, `strata chat`, `strata perplexity` and `strata serve`
+/// share: parses `args` with the options `declare` adds (and
+/// --disable-pass and --help, which prints `usage` and them), takes one
+/// model file, compiles it (the fused phase programs with `--device cuda`
+/// or `--disable-pass`, else the generic forward the CPU runs) and hands
+/// the plan to `run`. `build` and `lowering` shape the plan (`strata
+/// perplexity` asks for all-token logits). With `acceptPlans`, a compiled
+/// plan file (recognized by its signature) is read instead of compiled.
 /// Returns the exit code.
 int runCompiledModel(const std::string &tool,
                      const std::vector<std::string> &args,
@@ -96,7 +98,8 @@ int runCompiledModel(const std::string &tool,
                                 const ArgParser &parser, plan::Plan plan,
                                 const std::string &source),
                      const BuildOptions &build = {},
-                     const PlanLoweringOptions &lowering = {});
+                     const PlanLoweringOptions &lowering = {},
+                     bool acceptPlans = false);
 
 } // namespace strata::tools
 

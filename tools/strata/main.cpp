@@ -34,6 +34,7 @@ const Subcommand kSubcommands[] = {
      runPerplexityCommand},
     {"run", "generate text with a model (CPU reference or --device cuda)",
      runRun},
+    {"serve", "serve a model over HTTP with OpenAI's API", runServe},
     {"tokenize", "print the token ids of a text", runTokenizeCommand},
 };
 
