@@ -335,8 +335,30 @@ def test_metrics_counts_and_format():
         check(total > 0, f"{name} sum")
 
 
+def test_prefix_cache_reuses_a_prompt():
+    i = [c[0] for c in CASES].index(LONG)
+    before = server.wait_metrics(
+        lambda m: m["strata_requests_running"] == 0, "the server is idle")
+    for _ in range(2):
+        status, resp = server.post("/v1/completions", body(CASES[i], False))
+        check_eq(status, 200, f"status ({resp})")
+        check_eq(resp["choices"][0]["text"], EXPECTED[i], "text")
+    after = server.metrics()
+    prompt = resp["usage"]["prompt_tokens"]
+    queried = (after["strata_prefix_cache_queries_total"] -
+               before["strata_prefix_cache_queries_total"])
+    hits = (after["strata_prefix_cache_hits_total"] -
+            before["strata_prefix_cache_hits_total"])
+    check_eq(queried, 2 * prompt, "prompt tokens looked up")
+    # The second request finds at least every full block of the first's
+    # prompt but the one holding its last token.
+    check(hits >= (prompt - 1) // 16 * 16 > 0,
+          f"prefix-cache hits {hits} for a prompt of {prompt} tokens")
+
+
 run_tests([test_models_and_health, test_concurrent_clients_get_strata_run_text,
            test_stream_chunks_add_up_to_the_whole_text, test_stop_strings,
            test_usage_counts, test_prompt_as_token_ids, test_seeds,
-           test_chat_completions, test_metrics_counts_and_format],
+           test_chat_completions, test_metrics_counts_and_format,
+           test_prefix_cache_reuses_a_prompt],
           servers=[server])

@@ -104,6 +104,8 @@ EngineLoad EngineLoop::load() const {
   load.steps = stats_.steps;
   load.preemptions = stats_.preemptions;
   load.promptTokensFed = stats_.promptTokens;
+  load.prefixQueryTokens = stats_.prefixQueryTokens;
+  load.prefixHitTokens = stats_.prefixHitTokens;
   return load;
 }
 

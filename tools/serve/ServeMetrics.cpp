@@ -128,6 +128,15 @@ std::string ServeMetrics::prometheus(const EngineLoad &load) const {
   header(out, "strata_prompt_tokens_fed_total", "counter",
          "Prompt tokens the engine ran, recomputed ones included.");
   sample(out, "strata_prompt_tokens_fed_total", double(load.promptTokensFed));
+  header(out, "strata_prefix_cache_queries_total", "counter",
+         "Prompt tokens looked up in the prefix cache (0 when it is off: "
+         "models with lightning layers).");
+  sample(out, "strata_prefix_cache_queries_total",
+         double(load.prefixQueryTokens));
+  header(out, "strata_prefix_cache_hits_total", "counter",
+         "Of those, tokens whose KV blocks were found cached and not "
+         "computed.");
+  sample(out, "strata_prefix_cache_hits_total", double(load.prefixHitTokens));
 
   std::lock_guard<std::mutex> lock(mutex_);
   header(out, "strata_prompt_tokens_total", "counter",

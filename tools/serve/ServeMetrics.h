@@ -35,6 +35,7 @@ struct EngineLoad {
   int64_t kvBlocks = 0, freeKvBlocks = 0;
   int64_t steps = 0, preemptions = 0;
   int64_t promptTokensFed = 0; ///< recomputed ones included
+  int64_t prefixQueryTokens = 0, prefixHitTokens = 0;
 };
 
 class ServeMetrics {
