@@ -47,6 +47,12 @@ public:
   /// steps already issued and before the next one.
   virtual bool resetState(int32_t slot, std::string &error) = 0;
 
+  /// Free bytes of the memory the KV cache and the states live in: device
+  /// memory on CUDA, the host memory this process can still take on the
+  /// CPU (UINT64_MAX when no limit can be read); 0 when it cannot be
+  /// asked. What `--kv-memory` shares out.
+  virtual uint64_t freeCacheMemory() const = 0;
+
   /// Runs `program` on the step `in`. When `samples` is non-empty it holds
   /// one entry per sequence of the step: `tokens` receives each sequence's
   /// next token and, when `logits` is non-null, the logits rows they were

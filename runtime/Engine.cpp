@@ -274,6 +274,14 @@ bool Engine::checkRequest(const GenerationRequest &req, size_t index,
   return true;
 }
 
+int64_t Engine::kvBlocksFor(uint64_t bytes, int64_t slots) const {
+  const uint64_t perBlock = cacheNeeds(plan_, 1, 0)[0].bytes;
+  const uint64_t states = cacheNeeds(plan_, 0, slots)[1].bytes;
+  if (perBlock == 0 || bytes <= states)
+    return 0;
+  return int64_t(std::min<uint64_t>((bytes - states) / perBlock, INT32_MAX));
+}
+
 bool Engine::prepareStorage(int64_t blocks, int64_t slots, int64_t maxContext,
                             std::string &error) {
   const int64_t blockSize = std::max<int64_t>(1, plan_.kvCache.blockSize);

@@ -196,6 +196,15 @@ public:
   /// Drops every request (without reporting them) and the pool.
   void stopServing();
 
+  /// Free bytes where the KV cache and states are allocated (device memory
+  /// on CUDA, host memory on the CPU; Backend::freeCacheMemory), as they
+  /// are now: after the weights, before a pool is reserved.
+  uint64_t freeCacheMemory() const { return backend_->freeCacheMemory(); }
+  /// The KV blocks `bytes` hold once the linear-attention states of `slots`
+  /// sequences are taken from them (0 when they do not fit, or when the
+  /// model keeps no KV cache).
+  int64_t kvBlocksFor(uint64_t bytes, int64_t slots) const;
+
   const plan::Plan &plan() const { return plan_; }
   /// "cpu" or "cuda".
   const char *backendName() const { return backend_->name(); }

@@ -1,5 +1,6 @@
 #include "runtime/cpu/CpuBackend.h"
 
+#include "runtime/MemoryBudget.h"
 #include "runtime/cpu/CpuExecutor.h"
 
 #include <map>
@@ -34,6 +35,8 @@ public:
     }
     return true;
   }
+
+  uint64_t freeCacheMemory() const override { return availableHostBytes(); }
 
   bool step(const plan::Program &program, const StepInputs &in,
             const std::vector<StepSample> &samples,

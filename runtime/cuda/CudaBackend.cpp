@@ -552,6 +552,15 @@ bool CudaBackend::reserve(int64_t numBlocks, int64_t numSlots,
   return true;
 }
 
+uint64_t CudaBackend::freeCacheMemory() const {
+  size_t freeBytes = 0, totalBytes = 0;
+  if (cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return freeBytes;
+}
+
 std::string CudaBackend::deviceShortfall(const std::string &what,
                                          const std::vector<MemoryNeed> &needs,
                                          uint64_t releasedFirst) const {

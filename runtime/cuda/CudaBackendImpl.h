@@ -44,6 +44,7 @@ public:
   bool stepLogits(const plan::Program &program, const StepInputs &in,
                   std::vector<float> &logits, std::string &error) override;
   bool resetState(int32_t slot, std::string &error) override;
+  uint64_t freeCacheMemory() const override;
   bool step(const plan::Program &program, const StepInputs &in,
             const std::vector<StepSample> &samples,
             std::vector<int32_t> &tokens, std::vector<float> *logits,

@@ -1,12 +1,14 @@
 #include "tools/serve/ServeCommand.h"
 
 #include "runtime/Engine.h"
+#include "runtime/MemoryBudget.h"
 #include "runtime/PlanTokenizer.h"
 #include "tools/common/RunCommand.h"
 #include "tools/common/TextSetup.h"
 #include "tools/serve/EngineLoop.h"
 #include "tools/serve/HttpRoutes.h"
 #include "tools/serve/JobBuilder.h"
+#include "tools/serve/KvMemory.h"
 #include "tools/serve/ServeMetrics.h"
 
 #include <httplib.h>
@@ -114,6 +116,10 @@ void addServeOptions(tools::ArgParser &parser) {
                    "KV-cache blocks in the pool (default: --max-running "
                    "sequences at the model's full length, at most 262144 "
                    "tokens)");
+  parser.addOption("kv-memory", "SHARE|SIZE",
+                   "the KV pool takes this share of the memory free after "
+                   "the weights (0.9), or this size (24GiB, 512MiB); instead "
+                   "of --kv-blocks");
   parser.addOption("max-running", "N",
                    "requests running at once (default: the plan's sequences "
                    "per step)");
@@ -165,6 +171,17 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
   if (std::string bad = tools::parseEngineOptions(parser, engineOptions);
       !bad.empty())
     return usage(bad);
+  std::optional<KvMemory> kvMemory;
+  if (parser.has("kv-memory")) {
+    if (parser.has("kv-blocks"))
+      return usage("--kv-memory and --kv-blocks both size the KV pool; give "
+                   "one");
+    if (!parseKvMemory(parser.get("kv-memory"), kvMemory.emplace(), error))
+      return usage(error);
+    if (plan.kvCache.layers == 0)
+      return usage("--kv-memory: the model has no softmax attention layers, "
+                   "so no KV cache to size");
+  }
   // Served requests never read their logits rows. On the CPU they are on
   // the host anyway, and keeping them keeps the engine's check that every
   // step's logits are finite; on the GPU they would cost a [batch, vocab]
@@ -198,14 +215,31 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
       engineOptions.kvBlocks
           ? engineOptions.kvBlocks
           : defaultKvBlocks(maxRunning, plan.maxPositions, blockSize);
-  model.poolTokens =
-      hasCache ? serveOptions.kvBlocks * blockSize : plan.maxPositions;
+  const int64_t maxPositions = plan.maxPositions;
 
   try {
     std::unique_ptr<Engine> engine =
         Engine::create(std::move(plan), engineOptions, error);
     if (!engine)
       return failed(error);
+    // Measured once the weights are in place, before the pool exists.
+    if (kvMemory) {
+      const uint64_t freeBytes = engine->freeCacheMemory();
+      uint64_t bytes = 0;
+      if (!kvMemoryBytes(*kvMemory, freeBytes, bytes, error))
+        return failed(error);
+      serveOptions.kvBlocks = engine->kvBlocksFor(bytes, maxRunning);
+      if (serveOptions.kvBlocks < 1)
+        return failed(
+            "--kv-memory " + parser.get("kv-memory") + ": " +
+            formatBytes(bytes) + " of the " + formatBytes(freeBytes) +
+            " free hold no KV block (" +
+            formatBytes(cacheNeeds(engine->plan(), 1, 0)[0].bytes) +
+            " each, after the states of " + std::to_string(maxRunning) +
+            " sequences)");
+    }
+    model.poolTokens =
+        hasCache ? serveOptions.kvBlocks * blockSize : maxPositions;
     ServeMetrics metrics;
     EngineLoop loop(*engine, *tokenizer, metrics, serveOptions, maxQueue);
     if (!loop.start(error))
@@ -234,10 +268,13 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
 
     std::fprintf(stderr,
                  "%s: model '%s' on the %s backend; %lld KV blocks of %lld "
-                 "tokens, up to %lld requests running and %lld queued, %lld "
-                 "tokens per step; chat format %s\n",
+                 "tokens (%s), up to %lld requests running and %lld queued, "
+                 "%lld tokens per step; chat format %s\n",
                  tool.c_str(), model.name.c_str(), engine->backendName(),
                  (long long)serveOptions.kvBlocks, (long long)blockSize,
+                 formatBytes(cacheNeeds(engine->plan(), serveOptions.kvBlocks,
+                                        0)[0].bytes)
+                     .c_str(),
                  (long long)maxRunning, (long long)maxQueue,
                  (long long)stepTokens,
                  model.chatFormat ? tok::chatFormatName(*model.chatFormat)

@@ -13,7 +13,7 @@
 namespace strata::serve {
 
 /// --host, --port, --device, --no-graphs, --weights, --tokenizer,
-/// --kv-blocks, --max-running, --step-tokens, --max-queue, --model-name,
+/// --kv-blocks, --kv-memory, --max-running, --step-tokens, --max-queue, --model-name,
 /// --chat-format.
 void addServeOptions(tools::ArgParser &parser);
 
