@@ -167,19 +167,28 @@ def test_preemption_keeps_results_equal():
     check_eq(m["strata_kv_blocks_total"], 6, "pool size")
 
 
-def test_kv_memory_sizes_the_pool():
+def test_kv_memory_and_no_prefix_cache():
     # tiny-text's KV block: K and V, 2 layers, 2 heads, 16 tokens, head dim
     # 32, bf16: 8 KiB, so 1 MiB holds 128 blocks.
-    sized = Server(args.strata, TINY_TEXT, "--kv-memory", "1MiB", cwd=SRC)
+    sized = Server(args.strata, TINY_TEXT, "--kv-memory", "1MiB",
+                   "--no-prefix-cache", cwd=SRC)
     try:
         check_eq(sized.metrics()["strata_kv_blocks_total"], 128, "pool size")
         check("128 KV blocks of 16 tokens (1.00 MiB)" in sized.stderr(),
               f"stderr: {sized.stderr()!r}")
-        expected = strata_run(args.strata, SRC, TINY_TEXT, "the cat sat", 12)
-        status, resp = sized.post("/v1/completions", {
-            "prompt": "the cat sat", "max_tokens": 12, "temperature": 0})
-        check_eq(status, 200, f"status ({resp})")
-        check_eq(resp["choices"][0]["text"], expected, "text")
+        prompt = "the cat sat on the mat and the dog sat on the log " * 3
+        expected = strata_run(args.strata, SRC, TINY_TEXT, prompt, 12)
+        for _ in range(2):
+            status, resp = sized.post("/v1/completions", {
+                "prompt": prompt, "max_tokens": 12, "temperature": 0})
+            check_eq(status, 200, f"status ({resp})")
+            check_eq(resp["choices"][0]["text"], expected, "text")
+        check(resp["usage"]["prompt_tokens"] > 32,
+              f"a prompt of several blocks ({resp['usage']})")
+        m = sized.metrics()
+        check_eq((m["strata_prefix_cache_queries_total"],
+                  m["strata_prefix_cache_hits_total"]), (0, 0),
+                 "prefix cache lookups with --no-prefix-cache")
     finally:
         check_eq(sized.terminate(), 0, "exit code on SIGTERM")
         sized.close()
@@ -267,6 +276,6 @@ run_tests([test_model_without_tokenizer_is_refused,
            test_disconnect_cancels_the_request,
            test_disconnect_while_queued_cancels_the_request,
            test_full_queue_answers_429, test_preemption_keeps_results_equal,
-           test_kv_memory_sizes_the_pool,
+           test_kv_memory_and_no_prefix_cache,
            test_engine_failure_answers_500_and_serving_goes_on,
            test_sigterm_ends_requests_in_flight], servers=[small_pool, slow])

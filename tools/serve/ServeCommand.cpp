@@ -120,6 +120,8 @@ void addServeOptions(tools::ArgParser &parser) {
                    "the KV pool takes this share of the memory free after "
                    "the weights (0.9), or this size (24GiB, 512MiB); instead "
                    "of --kv-blocks");
+  parser.addFlag("no-prefix-cache",
+                 "compute every prompt, even where a cached one starts alike");
   parser.addOption("max-running", "N",
                    "requests running at once (default: the plan's sequences "
                    "per step)");
@@ -211,6 +213,7 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
   ServeOptions serveOptions;
   serveOptions.maxRunning = maxRunning;
   serveOptions.stepTokens = stepTokens;
+  serveOptions.prefixCache = !parser.has("no-prefix-cache");
   serveOptions.kvBlocks =
       engineOptions.kvBlocks
           ? engineOptions.kvBlocks

@@ -13,7 +13,7 @@
 namespace strata::serve {
 
 /// --host, --port, --device, --no-graphs, --weights, --tokenizer,
-/// --kv-blocks, --kv-memory, --max-running, --step-tokens, --max-queue, --model-name,
+/// --kv-blocks, --kv-memory, --no-prefix-cache, --max-running, --step-tokens, --max-queue, --model-name,
 /// --chat-format.
 void addServeOptions(tools::ArgParser &parser);
 
