@@ -28,7 +28,8 @@ constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600;
 constexpr uint64_t kWarmupStream = 0x5bd1e9955bd1e995ull;
 
 /// floor(len * factor) and ceil(len * factor), robust to the rounding of
-/// the product (16 * 1.1 must not become 18).
+/// the product (10 * 1.1 is 11.000000000000002 in doubles; its ceiling
+/// must stay 11).
 int64_t floorOf(int64_t len, double factor) {
   return int64_t(std::floor(double(len) * factor + 1e-9));
 }
@@ -49,12 +50,16 @@ bool integerOption(const tools::ArgParser &parser, const char *name, int64_t lo,
   return false;
 }
 
-std::string lengthsText(const BenchServeSettings &s) {
-  return std::to_string(s.minInputLen()) + " tokens" +
-         (s.rangeRatio > 0 ? ": --input-len " + std::to_string(s.inputLen) +
-                                 " with --random-range-ratio " +
-                                 nlohmann::json(s.rangeRatio).dump()
-                           : std::string());
+/// The shortest prompt, and where its length comes from.
+std::string shortestPrompt(const BenchServeSettings &s) {
+  std::string text = std::to_string(s.minInputLen()) + " tokens";
+  if (s.rangeRatio > 0) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof(ratio), "%g", s.rangeRatio);
+    text += ": --input-len " + std::to_string(s.inputLen) +
+            " with --random-range-ratio " + ratio;
+  }
+  return text;
 }
 
 /// The served model's id and context length, from GET /v1/models; exit
@@ -211,7 +216,7 @@ int parseBenchServeSettings(const std::string &tool,
     return usage(error);
   if (s.sharedPrefixLen > s.minInputLen())
     return usage("--shared-prefix-len " + std::to_string(s.sharedPrefixLen) +
-                 " is longer than the shortest prompt (" + lengthsText(s) +
+                 " is longer than the shortest prompt (" + shortestPrompt(s) +
                  ")");
   int64_t seed = 0;
   if (!integerOption(parser, "seed", 0, INT64_MAX, "", seed, error))

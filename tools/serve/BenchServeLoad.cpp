@@ -106,7 +106,7 @@ std::string describe(httplib::Error error, const BenchServeSettings &s) {
 
 /// Sends one request and reads its stream to the end.
 RequestOutcome sendOne(httplib::Client &client, const BenchServeSettings &s,
-                       const std::string &body, Clock::time_point runStart) {
+                       const std::string &body) {
   httplib::Request req;
   req.method = "POST";
   req.path = "/v1/completions";
@@ -127,9 +127,9 @@ RequestOutcome sendOne(httplib::Client &client, const BenchServeSettings &s,
                              uint64_t) {
     const double now = secondsBetween(sent, Clock::now());
     if (status != 200) {
-      errorBody.append(
-          data, std::min(size, kMaxErrorBody -
-                                   std::min(kMaxErrorBody, errorBody.size())));
+      if (errorBody.size() < kMaxErrorBody)
+        errorBody.append(data,
+                         std::min(size, kMaxErrorBody - errorBody.size()));
       return true;
     }
     stream.feed(data, size, now);
@@ -163,7 +163,6 @@ RequestOutcome sendOne(httplib::Client &client, const BenchServeSettings &s,
       out.error = "the stream broke off before data: [DONE] (" +
                   describe(error, s) + ")";
   }
-  out.sent = secondsBetween(runStart, sent);
   return out;
 }
 
@@ -230,7 +229,7 @@ LoadResult sendRequests(const BenchServeSettings &s,
       std::this_thread::sleep_until(
           start + std::chrono::duration_cast<Clock::duration>(
                       std::chrono::duration<double>(requests[i].arrival)));
-      result.outcomes[i] = sendOne(http, s, bodies[i], start);
+      result.outcomes[i] = sendOne(http, s, bodies[i]);
     }
   };
   const size_t threads =

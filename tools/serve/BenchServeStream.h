@@ -19,8 +19,6 @@ struct RequestOutcome {
   /// Why the request failed: an HTTP status and the server's message, an
   /// error event, a broken stream, a timeout.
   std::string error;
-  /// When the request was sent, in seconds after the run began.
-  double sent = 0;
   /// The first chunk carrying text (time to first token).
   double ttft = 0;
   /// The last event ([DONE]): the end-to-end latency.
