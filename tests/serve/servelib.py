@@ -42,6 +42,7 @@ def arguments(description):
     parser.add_argument("--work", required=True, help="a folder for files")
     parser.add_argument("--sanitized", action="store_true",
                         help="a sanitizer build (memory is not comparable)")
+    parser.add_argument("--strata-bench", help="the strata-bench binary")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     return args

@@ -39,6 +39,8 @@ public:
 
   /// One line per option, aligned, for --help.
   std::string helpText() const;
+  /// The declared flags and options, in the order they were declared.
+  const std::vector<std::string> &names() const { return order_; }
 
 private:
   struct Spec {

@@ -1,11 +1,16 @@
 // strata-bench: the runtime-only benchmark front end. It links no MLIR, so
 // it runs on the GPU machine: it reads a compiled plan (`strata compile
 // MODEL.yaml --emit=fused -o MODEL.splan`) and measures prefill and decode
-// throughput with it (tools/common/BenchCommand.h).
+// throughput with it (tools/common/BenchCommand.h). `--serve URL` measures
+// a running server instead, as `strata bench-serve` does
+// (tools/serve/BenchServe.h), when the build has cpp-httplib.
 #include "runtime/plan/PlanFile.h"
 #include "tools/common/Ablation.h"
 #include "tools/common/ArgParser.h"
 #include "tools/common/BenchCommand.h"
+#ifdef STRATA_HAVE_BENCH_SERVE
+#include "tools/serve/BenchServe.h"
+#endif
 
 #include <cstdio>
 #include <filesystem>
@@ -65,40 +70,117 @@ int ablate(const tools::BenchSettings &settings, tools::BenchSource source,
   return tools::runAblation(settings, source, std::move(plans));
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  using namespace strata::tools;
-  ArgParser parser;
-  addBenchOptions(parser);
+/// The options that measure a plan.
+void addPlanOptions(tools::ArgParser &parser) {
+  tools::addBenchOptions(parser);
   parser.addFlag("ablate-passes",
                  "run the tests on each of several plans of one model "
                  "(PLAN...; compiled with different --disable-pass) and "
                  "compare them with the first in one table");
+}
+
+void addGeneralOptions(tools::ArgParser &parser) {
+#ifdef STRATA_HAVE_BENCH_SERVE
+  parser.addOption("serve", "URL",
+                   "measure the OpenAI-compatible server at URL "
+                   "(http://HOST:PORT) under load instead of a plan, with "
+                   "the serve options below (strata bench-serve)");
+#else
+  parser.addOption("serve", "URL",
+                   "unavailable: this build has no cpp-httplib");
+#endif
   parser.addFlag("version", "print the version and exit");
   parser.addFlag("help", "show this help");
   parser.addAlias("-h", "help");
-  if (!parser.parse(std::vector<std::string>(argv + 1, argv + argc))) {
-    std::fprintf(stderr,
-                 "strata-bench: error: %s\nrun 'strata-bench --help' for "
-                 "usage\n",
-                 parser.error().c_str());
-    return 2;
-  }
+}
+
+int usageError(const std::string &message) {
+  std::fprintf(stderr,
+               "strata-bench: error: %s\nrun 'strata-bench --help' for "
+               "usage\n",
+               message.c_str());
+  return 2;
+}
+
+#ifdef STRATA_HAVE_BENCH_SERVE
+/// `strata-bench --serve URL [options]`: `strata bench-serve --url URL`.
+int benchServer(const tools::ArgParser &parser) {
+  tools::ArgParser planOptions;
+  addPlanOptions(planOptions);
+  for (const std::string &name : planOptions.names())
+    if (parser.has(name))
+      return usageError("--" + name +
+                        " measures a plan; --serve measures a server and "
+                        "does not take it");
+  if (!parser.positionals().empty())
+    return usageError("--serve measures a server: it takes no plan file "
+                      "(got '" +
+                      parser.positionals().front() + "')");
+  serve::BenchServeSettings settings;
+  if (int code = serve::parseBenchServeSettings("strata-bench", parser, "serve",
+                                                settings))
+    return code;
+  return serve::runBenchServe(settings, "strata-bench", STRATA_VERSION);
+}
+#endif
+
+} // namespace
+
+int main(int argc, char **argv) {
+  using namespace strata::tools;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+#ifndef STRATA_HAVE_BENCH_SERVE
+  // Said before parsing, which would only call the serve options unknown.
+  for (const std::string &arg : args)
+    if (arg == "--serve" || arg.rfind("--serve=", 0) == 0) {
+      std::fprintf(stderr,
+                   "strata-bench: error: --serve is unavailable: this build "
+                   "has no cpp-httplib (install libcpp-httplib-dev and "
+                   "configure again)\n");
+      return 1;
+    }
+#endif
+  ArgParser parser;
+  addPlanOptions(parser);
+  addGeneralOptions(parser);
+  ArgParser serveOptions;
+#ifdef STRATA_HAVE_BENCH_SERVE
+  strata::serve::addBenchServeOptions(serveOptions, /*withUrl=*/false);
+  strata::serve::addBenchServeOptions(parser, /*withUrl=*/false);
+#endif
+  if (!parser.parse(args))
+    return usageError(parser.error());
   if (parser.has("help") || argc == 1) {
+    ArgParser general;
+    addPlanOptions(general);
+    addGeneralOptions(general);
     std::printf("usage: strata-bench MODEL.splan [options]\n"
                 "       strata-bench --ablate-passes REFERENCE.splan "
-                "PLAN.splan... [options]\n\n"
+                "PLAN.splan... [options]\n"
+                "       strata-bench --serve http://HOST:PORT --vocab N "
+                "[serve options]\n\n"
                 "Measures prefill (ppN) and decode (tgN) tokens/s of a "
                 "compiled plan\nat each batch size, and the decode steps' "
-                "fraction of the memory\nroofline.\n\noptions:\n%s",
-                parser.helpText().c_str());
+                "fraction of the memory\nroofline. With --serve, a running "
+                "OpenAI-compatible server under load:\nthroughput and TTFT, "
+                "TPOT, ITL and end-to-end latency.\n\noptions:\n%s",
+                general.helpText().c_str());
+    if (!serveOptions.names().empty())
+      std::printf("\nserve options (with --serve):\n%s",
+                  serveOptions.helpText().c_str());
     return argc == 1 ? 2 : 0;
   }
   if (parser.has("version")) {
     std::printf("strata-bench %s\n", STRATA_VERSION);
     return 0;
   }
+#ifdef STRATA_HAVE_BENCH_SERVE
+  if (parser.has("serve"))
+    return benchServer(parser);
+#endif
+  for (const std::string &name : serveOptions.names())
+    if (parser.has(name))
+      return usageError("--" + name + " applies to --serve URL only");
   const bool ablation = parser.has("ablate-passes");
   if (ablation ? parser.positionals().size() < 2
                : parser.positionals().size() != 1) {

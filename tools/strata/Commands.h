@@ -14,6 +14,7 @@ constexpr int kExitBadInput = 1;
 constexpr int kExitUsage = 2;
 
 int runBenchmark(const std::vector<std::string> &args);
+int runBenchServeCommand(const std::vector<std::string> &args);
 int runCompile(const std::vector<std::string> &args);
 int runImportHf(const std::vector<std::string> &args);
 int runInspect(const std::vector<std::string> &args);

@@ -24,6 +24,8 @@ struct Subcommand {
 
 const Subcommand kSubcommands[] = {
     {"bench", "measure prefill and decode tokens/s of a model", runBenchmark},
+    {"bench-serve", "measure a running server: throughput, TTFT, TPOT, ITL",
+     runBenchServeCommand},
     {"chat", "talk with a model: an interactive loop in its chat format",
      runChat},
     {"compile", "import a model YAML and print its IR (--emit=ir)", runCompile},
@@ -42,7 +44,7 @@ void printUsage(FILE *out) {
   std::fprintf(out, "usage: strata <command> [options]\n\n"
                     "commands:\n");
   for (const Subcommand &cmd : kSubcommands)
-    std::fprintf(out, "  %-10s %s\n", cmd.name, cmd.summary);
+    std::fprintf(out, "  %-11s %s\n", cmd.name, cmd.summary);
   std::fprintf(out, "\n'strata <command> --help' describes a command.\n"
                     "'strata --version' prints the version.\n");
 }
