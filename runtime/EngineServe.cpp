@@ -200,7 +200,9 @@ bool Engine::serveStep(std::vector<ServeResult> &ended, std::string &error) {
       Served &victim = *served_.at(running_.back());
       if (std::find(planned.begin(), planned.end(), &victim) != planned.end())
         break; // planned ones keep their blocks; r waits for the next step
-      freeBlocks += int64_t(pool_.blockTable(victim.seq.id).size());
+      // Blocks it shares with others (a cached prefix, or a twin's tokens)
+      // stay taken.
+      freeBlocks += pool_.exclusiveBlocks(victim.seq.id);
       preempt(victim);
       preempted = true;
     }

@@ -231,6 +231,14 @@ const std::vector<int32_t> &KvBlockPool::blockTable(int64_t seq) const {
   return it == seqs_.end() ? kEmpty : it->second.blocks;
 }
 
+int64_t KvBlockPool::exclusiveBlocks(int64_t seq) const {
+  auto it = seqs_.find(seq);
+  if (it == seqs_.end())
+    return 0;
+  return std::count_if(it->second.blocks.begin(), it->second.blocks.end(),
+                       [&](int32_t b) { return refs_[size_t(b)] == 1; });
+}
+
 bool KvBlockPool::release(int64_t seq) {
   auto it = seqs_.find(seq);
   if (it == seqs_.end())

@@ -88,6 +88,10 @@ public:
   int64_t length(int64_t seq) const;
   const std::vector<int32_t> &blockTable(int64_t seq) const;
 
+  /// Blocks that releasing the sequence would make free: those no other
+  /// sequence shares (0 for an unknown sequence).
+  int64_t exclusiveBlocks(int64_t seq) const;
+
   /// Returns the sequence's blocks to the pool; false if unknown.
   bool release(int64_t seq);
 

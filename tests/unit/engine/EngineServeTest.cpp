@@ -216,6 +216,42 @@ TEST_CASE("prompts that start alike reuse the cached blocks") {
   CHECK(stats.prefixHitTokens == 0);
 }
 
+TEST_CASE("preempting a request that shares cached blocks frees only its "
+          "own") {
+  // Identical greedy requests produce identical tokens, so a twin that
+  // arrives (or is recomputed) later finds the other's full blocks in the
+  // prefix cache and shares them; preempting it must not count those as
+  // freed, or the step that counted on them fails for want of blocks.
+  const plan::Plan plan =
+      testing::compilePlan("tiny-llama.yaml", 16, /*fused=*/true, 8);
+  auto engine = testing::makeCpuEngine(plan);
+  std::vector<GenerationRequest> requests;
+  for (int k = 0; k < 3; ++k) {
+    std::vector<int32_t> prompt;
+    for (int i = 0; i < 20; ++i)
+      prompt.push_back(int32_t((i * 29 + 11 * k + 3) % plan.vocabSize));
+    requests.push_back(request(prompt, 40)); // 60 tokens: 4 blocks
+    requests.push_back(request(prompt, 40));
+  }
+  std::vector<std::vector<int32_t>> alone;
+  for (const GenerationRequest &r : requests)
+    alone.push_back(aloneTokens(*engine, r));
+  ServeOptions options;
+  options.kvBlocks = 6;
+  int64_t preemptions = 0;
+  for (int gap : {0, 5, 13, 21}) {
+    INFO("arrivals " << gap << " steps apart");
+    std::vector<int> arrivals;
+    for (size_t i = 0; i < requests.size(); ++i)
+      arrivals.push_back(int(i) * gap);
+    ServeStats stats;
+    CHECK(serveAll(*engine, requests, arrivals, options, &stats) == alone);
+    CHECK(stats.prefixHitTokens > 0);
+    preemptions += stats.preemptions;
+  }
+  CHECK(preemptions > 0);
+}
+
 TEST_CASE("a cancelled request frees its blocks and is reported") {
   const plan::Plan plan =
       testing::compilePlan("tiny-llama.yaml", 16, /*fused=*/true, 8);

@@ -119,6 +119,9 @@ TEST_CASE("prefix caching shares full blocks by their tokens and prefix") {
   CHECK(pool.idleAmong(hit) == 0);
   REQUIRE(pool.addSequence(2, hit));
   CHECK(pool.length(2) == 8);
+  // Releasing either would free only what it does not share.
+  CHECK(pool.exclusiveBlocks(1) == 1);
+  CHECK(pool.exclusiveBlocks(2) == 0);
   CHECK(pool.freeBlocks() == 8 - 3);
   REQUIRE(pool.release(1));
   // Sequence 2 still holds the two shared blocks; the third is free again.
