@@ -136,6 +136,27 @@ def test_full_queue_answers_429():
     check_eq(m[rejected] - before[rejected], 6, "429s counted")
 
 
+def test_a_finished_request_frees_its_place_before_its_answer():
+    # One running place and no queue: each request sent once the previous
+    # one's answer arrived must find the place free, never a 429.
+    single = Server(args.strata, TINY_TEXT, "--max-running", "1",
+                    "--max-queue", "0", cwd=SRC)
+    try:
+        for i in range(40):
+            body = {"prompt": "the cat sat", "max_tokens": 2,
+                    "temperature": 0}
+            if i % 2:
+                status, events, done = single.stream(
+                    "/v1/completions", {**body, "stream": True})
+                check(status == 200 and done, f"request {i}: {status} {events}")
+            else:
+                status, resp = single.post("/v1/completions", body)
+                check_eq(status, 200, f"request {i} ({resp})")
+    finally:
+        check_eq(single.terminate(), 0, "exit code on SIGTERM")
+        single.close()
+
+
 def test_preemption_keeps_results_equal():
     prompts = ["the cat sat", "hello world", "in the beginning",
                "the dog sat on the log"]
@@ -275,7 +296,9 @@ def test_sigterm_ends_requests_in_flight():
 run_tests([test_model_without_tokenizer_is_refused,
            test_disconnect_cancels_the_request,
            test_disconnect_while_queued_cancels_the_request,
-           test_full_queue_answers_429, test_preemption_keeps_results_equal,
+           test_full_queue_answers_429,
+           test_a_finished_request_frees_its_place_before_its_answer,
+           test_preemption_keeps_results_equal,
            test_kv_memory_and_no_prefix_cache,
            test_engine_failure_answers_500_and_serving_goes_on,
            test_sigterm_ends_requests_in_flight], servers=[small_pool, slow])

@@ -156,7 +156,17 @@ void EngineLoop::finish(ServeResult &ended) {
   auto it = active_.find(ended.id);
   if (it == active_.end())
     return;
-  Active &a = *it->second;
+  const std::unique_ptr<Active> owned = std::move(it->second);
+  Active &a = *owned;
+  engineIdOf_.erase(a.ticket);
+  active_.erase(it);
+  // Its running place is free before its client hears of the end: a client
+  // that sends its next request at once must not find the place taken (a
+  // 429 with --max-queue 0).
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    inEngine_ = int64_t(active_.size());
+  }
   const double seconds = secondsSince(a.job->arrival, Clock::now());
   // Counted before the client hears of the end, so that the /metrics it
   // reads afterwards include its request.
@@ -180,8 +190,6 @@ void EngineLoop::finish(ServeResult &ended) {
                       seconds);
     a.job->channel->push(std::move(done));
   }
-  engineIdOf_.erase(a.ticket);
-  active_.erase(it);
 }
 
 void EngineLoop::failActive(int status, const std::string &message,
