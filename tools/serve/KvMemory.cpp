@@ -68,8 +68,8 @@ bool kvMemoryBytes(const KvMemory &memory, uint64_t freeBytes,
                    uint64_t &bytes, std::string &error) {
   if (memory.isFraction) {
     if (freeBytes == UINT64_MAX) {
-      error = "--kv-memory " + std::to_string(memory.fraction).substr(0, 4) +
-              ": the free memory cannot be read here; give a size (24GiB)";
+      error = "--kv-memory: the free memory cannot be read here, so a share "
+              "of it cannot be taken; give a size (24GiB)";
       return false;
     }
     bytes = uint64_t(std::floor(double(freeBytes) * memory.fraction));
