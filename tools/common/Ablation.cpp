@@ -130,7 +130,7 @@ std::string tokensPerSecondCell(const PlanOutcome &o, bool decode,
 std::optional<double> meanContext(const BenchSettings &s) {
   if (s.genTokens == 0)
     return std::nullopt;
-  return 2.0 + double(s.genTokens - 1) / 2.0;
+  return s.decodeMeanContext();
 }
 
 /// Bytes of a decode step of `batch`: what the roofline counts (weights,
@@ -166,7 +166,7 @@ void printMarkdownReport(const BenchSettings &s, const BenchMetadata &meta,
   printMarkdownHeader(stdout, meta);
   const bool batchColumn = s.batches.size() > 1;
   const std::string pp = "pp" + std::to_string(s.promptTokens);
-  const std::string tg = "tg" + std::to_string(s.genTokens);
+  const std::string tg = s.decodeTestName();
   std::vector<std::string> header{"fusion left out"};
   if (batchColumn)
     header.push_back("batch");

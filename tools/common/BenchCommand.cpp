@@ -18,6 +18,10 @@ void addBenchOptions(ArgParser &parser) {
                    "prompt length of the ppN test (default 512; 0 skips it)");
   parser.addOption("gen-tokens", "N",
                    "decode steps of the tgN test (default 128; 0 skips it)");
+  parser.addOption("depth", "D",
+                   "prompt tokens each tgN sequence decodes after, so its "
+                   "steps read a cache of D tokens and more (default 1; the "
+                   "test is named tgN@dD)");
   parser.addOption("batch", "B,B,...",
                    "batch sizes, comma-separated (default 1,8,32)");
   parser.addOption("repetitions", "R",
@@ -45,6 +49,17 @@ void addBenchOptions(ArgParser &parser) {
 
 int64_t BenchSettings::maxBatch() const {
   return *std::max_element(batches.begin(), batches.end());
+}
+
+std::string BenchSettings::decodeTestName() const {
+  std::string name = "tg" + std::to_string(genTokens);
+  return depth > 1 ? name + "@d" + std::to_string(depth) : name;
+}
+
+double BenchSettings::decodeMeanContext() const {
+  // Decode step k (from 0) writes position depth + k and attends over
+  // positions 0 to depth + k: depth + k + 1 tokens.
+  return double(depth) + 1.0 + double(genTokens - 1) / 2.0;
 }
 
 namespace {
@@ -81,6 +96,13 @@ int parseBenchSettings(const std::string &tool, const ArgParser &parser,
                    parser.get(name) + "'");
   if (s.promptTokens == 0 && s.genTokens == 0)
     return usage("--prompt-tokens 0 and --gen-tokens 0 leave nothing to run");
+  if (parser.has("depth") &&
+      !parseInteger(parser.get("depth"), 1, kMaxTokens, s.depth))
+    return usage("--depth expects an integer in [1, 1048576], got '" +
+                 parser.get("depth") + "'");
+  if (parser.has("depth") && s.genTokens == 0)
+    return usage("--depth sets the tg test's prompt, and --gen-tokens 0 "
+                 "skips that test");
   if (parser.has("batch") &&
       !parseIntegerList(parser.get("batch"), 1, kMaxBatch, s.batches))
     return usage("--batch expects comma-separated integers in [1, 4096], "
@@ -162,9 +184,9 @@ requestsFor(bool decode, int64_t batch, const BenchSettings &s, int64_t vocab) {
   for (int64_t b = 0; b < batch; ++b) {
     GenerationRequest &r = requests[size_t(b)];
     if (decode) {
-      // One prompt token, whose prefill yields the first new token; then
-      // genTokens decode steps of every sequence together.
-      r.prompt = benchPrompt(b, 1, vocab);
+      // `depth` prompt tokens, whose prefill yields the first new token;
+      // then genTokens decode steps of every sequence together.
+      r.prompt = benchPrompt(b, s.depth, vocab);
       r.maxNewTokens = s.genTokens + 1;
     } else {
       // Prefill up to the first token: no decode step follows.
@@ -185,6 +207,16 @@ int checkBenchPlan(const BenchSettings &s, const std::string &tool,
                  "sequences per step (strata compile --max-batch)\n",
                  tool.c_str(), (long long)s.maxBatch(),
                  (long long)plan.limits.maxBatch);
+    return 2;
+  }
+  if (s.genTokens > 0 && s.depth + s.genTokens + 1 > plan.maxPositions) {
+    std::fprintf(stderr,
+                 "%s: error: --depth %lld and --gen-tokens %lld make "
+                 "sequences of %lld tokens, more than the model's %lld "
+                 "positions\n",
+                 tool.c_str(), (long long)s.depth, (long long)s.genTokens,
+                 (long long)(s.depth + s.genTokens + 1),
+                 (long long)plan.maxPositions);
     return 2;
   }
   if (plan.vocabSize < 2) {
@@ -224,6 +256,7 @@ BenchMetadata benchMetadata(const BenchSettings &s, const BenchSource &source,
   meta.planWeightBytes = weightBytes(plan);
   meta.promptTokens = s.promptTokens;
   meta.genTokens = s.genTokens;
+  meta.depth = s.depth;
   meta.repetitions = s.repetitions;
   meta.batches = s.batches;
   meta.bandwidthGBs = s.bandwidthGBs;
@@ -265,7 +298,7 @@ PlanRun runBenchTests(const BenchSettings &s, plan::Plan plan,
       BenchResult r;
       r.decode = decode;
       r.batch = batch;
-      r.test = (decode ? "tg" : "pp") + std::to_string(n);
+      r.test = decode ? s.decodeTestName() : "pp" + std::to_string(n);
       std::vector<GenerationRequest> requests =
           requestsFor(decode, batch, s, vocab);
       std::vector<GenerationResult> outputs;
@@ -294,15 +327,14 @@ PlanRun runBenchTests(const BenchSettings &s, plan::Plan plan,
           r.stepsPerRun = t.decodeSteps;
           r.tokensPerRun = batch * t.decodeSteps;
           r.seconds.push_back(t.decodeSeconds);
+          r.promptSeconds.push_back(t.prefillSeconds);
         } else {
           r.tokensPerRun = t.prefillTokens;
           r.seconds.push_back(t.prefillSeconds);
         }
       }
       if (decode) {
-        // Decode step k (from 0) writes position k + 1 and attends over
-        // positions 0 to k + 1 (the prompt token onwards): k + 2 tokens.
-        r.meanContext = 2.0 + double(s.genTokens - 1) / 2.0;
+        r.meanContext = s.decodeMeanContext();
         r.stepBytes = decodeStepBytes(engine->plan(), batch, r.meanContext);
         r.activationBytes = decodeActivationBytes(engine->plan(), batch);
       }

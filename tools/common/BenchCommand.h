@@ -17,7 +17,7 @@
 
 namespace strata::tools {
 
-/// Declares --prompt-tokens, --gen-tokens, --batch, --repetitions,
+/// Declares --prompt-tokens, --gen-tokens, --depth, --batch, --repetitions,
 /// --device, --no-graphs, --no-dependent-launch, --no-gemv, --weights,
 /// --output and --bandwidth-gbs.
 void addBenchOptions(ArgParser &parser);
@@ -25,6 +25,9 @@ void addBenchOptions(ArgParser &parser);
 struct BenchSettings {
   int64_t promptTokens = 512; ///< 0 skips the pp tests
   int64_t genTokens = 128;    ///< 0 skips the tg tests
+  /// Prompt tokens before the tg test's decode steps (--depth; at least 1:
+  /// the prompt's prefill yields the first token).
+  int64_t depth = 1;
   std::vector<int64_t> batches{1, 8, 32};
   int64_t repetitions = 5;
   Device device = Device::Cpu;
@@ -38,6 +41,10 @@ struct BenchSettings {
   /// --weights; empty: the caller's default.
   std::string weightsPath;
   int64_t maxBatch() const;
+  /// "tg128", or "tg128@d512" when the decode steps follow a longer prompt.
+  std::string decodeTestName() const;
+  /// The cached context a tg step attends over, averaged over the steps.
+  double decodeMeanContext() const;
 };
 
 /// Reads and checks the options and picks the device. Returns 0, or the

@@ -109,11 +109,15 @@ void printMarkdownHeader(FILE *out, const BenchMetadata &meta) {
   std::fprintf(out, "device: %s, %s%s [%s]\n", meta.device.c_str(),
                meta.deviceName.c_str(), cudaSettings.c_str(),
                meta.deviceWhy.c_str());
+  const std::string after =
+      meta.depth > 1 ? "a prompt of " + std::to_string(meta.depth) +
+                           " tokens (@d" + std::to_string(meta.depth) + ")"
+                     : std::string("a one-token prompt");
   std::fprintf(out,
                "runs: %lld per row after one warm-up; ppN prefills B prompts "
                "of N tokens one after another, tgN decodes N steps of B "
-               "sequences after a one-token prompt\n",
-               (long long)meta.repetitions);
+               "sequences after %s\n",
+               (long long)meta.repetitions, after.c_str());
   std::fprintf(out,
                "roofline: the bytes a decode step must move (the weights it "
                "reads, the KV cache read, the linear state read and "
@@ -175,6 +179,7 @@ BenchJson benchHeaderJson(const BenchMetadata &meta) {
       {"fusions", {{"on", meta.fusionsOn}, {"left_out", meta.fusionsOff}}}};
   doc["settings"] = {{"prompt_tokens", meta.promptTokens},
                      {"gen_tokens", meta.genTokens},
+                     {"depth", meta.depth},
                      {"batches", meta.batches},
                      {"repetitions", meta.repetitions},
                      {"warmup_runs", 1},
@@ -195,6 +200,7 @@ BenchJson benchResultJson(const BenchResult &r, double bandwidthGBs) {
                    {"stddev_tokens_per_second", s.stddev}};
   if (r.decode) {
     row["steps_per_run"] = r.stepsPerRun;
+    row["prompt_seconds"] = r.promptSeconds;
     row["mean_context"] = r.meanContext;
     row["bytes_per_step"] = {{"weights", r.stepBytes.weights},
                              {"kv_cache", r.stepBytes.kvCache},

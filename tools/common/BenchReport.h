@@ -23,7 +23,7 @@ Stats meanAndStddev(const std::vector<double> &values);
 
 /// One test (ppN or tgN) at one batch size, over its timed repetitions.
 struct BenchResult {
-  std::string test; ///< "pp512", "tg128"
+  std::string test; ///< "pp512", "tg128", "tg128@d512"
   bool decode = false;
   int64_t batch = 1;
   /// Tokens each run processes: pp B*N prompt tokens, tg B*steps.
@@ -31,6 +31,9 @@ struct BenchResult {
   /// tg: decode steps per run (each feeds one token of every sequence).
   int64_t stepsPerRun = 0;
   std::vector<double> seconds; ///< one per timed run
+  /// tg only: each timed run's prefill of the prompts before its decode
+  /// steps (with --depth, the offline engine's prompt phase).
+  std::vector<double> promptSeconds;
   /// tg only: the cached context a step reads, averaged over the steps,
   /// and the bytes a step must move at that context.
   double meanContext = 0;
@@ -69,7 +72,7 @@ struct BenchMetadata {
   std::string weights;        ///< "random (seed 42)" or the checkpoint path
   double weightBytes = 0;     ///< read by each decode step
   double planWeightBytes = 0; ///< all weights the plan lists
-  int64_t promptTokens = 0, genTokens = 0, repetitions = 0;
+  int64_t promptTokens = 0, genTokens = 0, depth = 1, repetitions = 0;
   std::vector<int64_t> batches;
   double bandwidthGBs = kH200ReadBandwidthGBs;
 };
