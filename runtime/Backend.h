@@ -27,6 +27,13 @@ struct StepSample {
   uint64_t step = 0;
 };
 
+/// How a backend ran its decode steps, since it was created.
+struct BackendCounters {
+  int64_t decodeSteps = 0;   ///< decode steps that could replay a graph
+  int64_t graphReplays = 0;  ///< of those, run by replaying a captured graph
+  int64_t graphCaptures = 0; ///< graphs captured (program, batch bucket)
+};
+
 class Backend {
 public:
   virtual ~Backend() = default;
@@ -69,6 +76,9 @@ public:
   /// are all-token, else its sequence count. For scoring (Engine::score).
   virtual bool stepLogits(const plan::Program &program, const StepInputs &in,
                           std::vector<float> &logits, std::string &error) = 0;
+
+  /// How decode steps ran; a backend without graphs (the CPU) counts none.
+  virtual BackendCounters counters() const { return {}; }
 };
 
 } // namespace strata

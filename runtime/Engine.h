@@ -205,6 +205,10 @@ public:
   /// model keeps no KV cache).
   int64_t kvBlocksFor(uint64_t bytes, int64_t slots) const;
 
+  /// How the backend ran its decode steps (CUDA graph replays and
+  /// captures), since the engine was created.
+  BackendCounters backendCounters() const { return backend_->counters(); }
+
   const plan::Plan &plan() const { return plan_; }
   /// "cpu" or "cuda".
   const char *backendName() const { return backend_->name(); }

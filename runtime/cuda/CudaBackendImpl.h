@@ -45,6 +45,7 @@ public:
                   std::vector<float> &logits, std::string &error) override;
   bool resetState(int32_t slot, std::string &error) override;
   uint64_t freeCacheMemory() const override;
+  BackendCounters counters() const override { return counters_; }
   bool step(const plan::Program &program, const StepInputs &in,
             const std::vector<StepSample> &samples,
             std::vector<int32_t> &tokens, std::vector<float> *logits,
@@ -126,6 +127,7 @@ private:
   /// second step, after one eager step has planned its GEMMs.
   std::map<std::pair<const plan::Program *, int64_t>, cudaGraphExec_t> graphs_;
   std::set<std::pair<const plan::Program *, int64_t>> seenEager_;
+  BackendCounters counters_;
   /// STRATA_PROFILE: milliseconds by phase and kernel, and steps by phase.
   std::map<std::string, std::map<std::string, double>> profile_;
   std::map<std::string, int64_t> profileSteps_;

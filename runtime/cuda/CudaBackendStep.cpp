@@ -89,11 +89,14 @@ Status CudaBackend::runProgram(CudaProgram &program, bool graphable,
   cudaStream_t main = streams_[0];
   if (!graphable)
     return program.issue(state_, shape);
+  ++counters_.decodeSteps;
   const auto key = std::make_pair(&program.program(), shape.batch);
   auto it = graphs_.find(key);
-  if (it != graphs_.end())
+  if (it != graphs_.end()) {
+    ++counters_.graphReplays;
     return kernels::cudaStatus(cudaGraphLaunch(it->second, main),
                                "decode graph replay");
+  }
   if (!seenEager_.count(key)) {
     seenEager_.insert(key);
     return program.issue(state_, shape);
@@ -116,6 +119,8 @@ Status CudaBackend::runProgram(CudaProgram &program, bool graphable,
   cudaGraphDestroy(graph);
   STRATA_CUDA_RETURN_IF_ERROR(made, "decode graph instantiation");
   graphs_[key] = exec;
+  ++counters_.graphCaptures;
+  ++counters_.graphReplays;
   return kernels::cudaStatus(cudaGraphLaunch(exec, main),
                              "decode graph replay");
 }

@@ -313,8 +313,14 @@ def test_metrics_counts_and_format():
     check_eq(after["strata_kv_blocks_used"], 0, "KV blocks in use")
     check_eq(after["strata_kv_blocks_total"], 256 * 4 // 16,
              "the default pool: 4 running at 256 positions")
+    # The CPU backend has no CUDA graphs: the counters are there, at 0.
+    for name in ("strata_decode_graph_steps_total",
+                 "strata_decode_graph_replays_total",
+                 "strata_decode_graph_captures_total"):
+        check_eq(after[name], 0, f"{name} on the CPU")
     types = after["__types__"]
     for name, kind in [("strata_requests_running", "gauge"),
+                       ("strata_decode_graph_replays_total", "counter"),
                        ("strata_requests_waiting", "gauge"),
                        ("strata_kv_blocks_used", "gauge"),
                        ("strata_kv_blocks_total", "gauge"),

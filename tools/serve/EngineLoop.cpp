@@ -106,11 +106,15 @@ EngineLoad EngineLoop::load() const {
   load.promptTokensFed = stats_.promptTokens;
   load.prefixQueryTokens = stats_.prefixQueryTokens;
   load.prefixHitTokens = stats_.prefixHitTokens;
+  load.decodeSteps = counters_.decodeSteps;
+  load.graphReplays = counters_.graphReplays;
+  load.graphCaptures = counters_.graphCaptures;
   return load;
 }
 
 void EngineLoop::publishStats() {
   stats_ = engine_.serveStats();
+  counters_ = engine_.backendCounters();
   inEngine_ = int64_t(active_.size());
 }
 

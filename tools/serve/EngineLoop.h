@@ -118,6 +118,7 @@ private:
   uint64_t nextTicket_ = 1;
   bool stopping_ = false, broken_ = false;
   ServeStats stats_;
+  BackendCounters counters_;
   int64_t inEngine_ = 0;
 
   // The engine thread's own.

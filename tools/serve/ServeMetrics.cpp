@@ -137,6 +137,18 @@ std::string ServeMetrics::prometheus(const EngineLoad &load) const {
          "Of those, tokens whose KV blocks were found cached and not "
          "computed.");
   sample(out, "strata_prefix_cache_hits_total", double(load.prefixHitTokens));
+  header(out, "strata_decode_graph_steps_total", "counter",
+         "Decode-only steps, which can replay a captured CUDA graph (0 on "
+         "the CPU backend and with --no-graphs).");
+  sample(out, "strata_decode_graph_steps_total", double(load.decodeSteps));
+  header(out, "strata_decode_graph_replays_total", "counter",
+         "Of those, steps run by replaying a captured graph; the rest ran "
+         "eagerly (a batch-size bucket's first step).");
+  sample(out, "strata_decode_graph_replays_total", double(load.graphReplays));
+  header(out, "strata_decode_graph_captures_total", "counter",
+         "CUDA graphs captured, one per batch-size bucket in use.");
+  sample(out, "strata_decode_graph_captures_total",
+         double(load.graphCaptures));
 
   std::lock_guard<std::mutex> lock(mutex_);
   header(out, "strata_prompt_tokens_total", "counter",

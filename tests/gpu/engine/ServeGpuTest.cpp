@@ -76,6 +76,7 @@ void checkServed(const std::string &model, int64_t kvBlocks) {
   options.kvBlocks = kvBlocks;
   options.stepTokens = 64;
   REQUIRE(engine->startServing(options, error));
+  const BackendCounters before = engine->backendCounters();
   std::map<uint64_t, size_t> index;
   std::vector<std::vector<int32_t>> got(reqs.size());
   size_t ended = 0;
@@ -101,6 +102,24 @@ void checkServed(const std::string &model, int64_t kvBlocks) {
   const ServeStats stats = engine->serveStats();
   CHECK(stats.freeKvBlocks == stats.kvBlocks);
   engine->stopServing();
+
+  // Decode batches grew and shrank as requests joined and left; graphs
+  // kept being replayed: while serving (one pool, reserved by
+  // startServing), each batch-size bucket (1, 2, 4, ... the plan's
+  // sequences per step) runs eagerly once and is captured once, and every
+  // other decode-only step replays its graph.
+  const BackendCounters after = engine->backendCounters();
+  int64_t buckets = 1;
+  while ((int64_t(1) << (buckets - 1)) < plan.limits.maxBatch)
+    ++buckets;
+  const int64_t steps = after.decodeSteps - before.decodeSteps;
+  const int64_t replays = after.graphReplays - before.graphReplays;
+  const int64_t captures = after.graphCaptures - before.graphCaptures;
+  INFO("decode steps " << steps << ", replays " << replays << ", captures "
+                       << captures);
+  CHECK(replays > 0);
+  CHECK(captures <= buckets);
+  CHECK(steps - replays <= buckets);
 
   for (size_t i = 0; i < reqs.size(); ++i) {
     INFO("request " << i);
