@@ -55,6 +55,7 @@ std::optional<kernels::AttentionKind> splitAttentionKind(plan::Kernel k) {
   case plan::Kernel::PrefillAttention:
     return kernels::AttentionKind::Prefill;
   case plan::Kernel::ExtendAttention:
+  case plan::Kernel::Attention: // runs on the extend kernel
     return kernels::AttentionKind::Extend;
   case plan::Kernel::TreeAttention:
     return kernels::AttentionKind::Tree;
@@ -141,6 +142,12 @@ bool CudaBackend::init(std::string &error) {
   }
   int numStreams = 1;
   for (const plan::Program &p : plan_.programs) {
+    if (p.phase == "forward") {
+      error = "cuda: the plan holds the generic 'forward' program; the CUDA "
+              "backend runs the fused phase programs (strata compile "
+              "--emit=fused)";
+      return false;
+    }
     auto program = std::make_unique<CudaProgram>(plan_, p);
     if (std::string bad = program->unsupportedLaunch(); !bad.empty()) {
       error = "cuda: " + bad;
@@ -374,10 +381,13 @@ Status CudaBackend::uploadWeights(std::string &checkpointError) {
 Status CudaBackend::prepareRopeTables(int64_t rows) {
   for (const plan::Program &p : plan_.programs)
     for (const plan::Launch &l : p.launches) {
-      if (l.kernel() != plan::Kernel::RopeKvWrite)
+      if (l.kernel() != plan::Kernel::RopeKvWrite &&
+          l.kernel() != plan::Kernel::Rope)
         continue;
       kernels::RopeTableSpec spec =
-          ropeSpecOf(l.as<plan::RopeKvWriteParams>().rotary);
+          ropeSpecOf(l.kernel() == plan::Kernel::Rope
+                         ? l.as<plan::RopeParams>().rotary
+                         : l.as<plan::RopeKvWriteParams>().rotary);
       const std::string key = ropeTableKey(spec);
       DeviceRopeTable &table = state_.ropeTables[key];
       if (table.rows >= rows)

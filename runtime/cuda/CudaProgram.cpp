@@ -5,6 +5,7 @@
 #include "kernels/elementwise/Elementwise.h"
 #include "kernels/linear_attention/LightningAttention.h"
 #include "kernels/norm/RmsNorm.h"
+#include "kernels/rope_kv/RopeApart.h"
 #include "kernels/rope_kv/RopeKvWrite.h"
 #include "runtime/LaunchFacts.h"
 #include "runtime/LaunchTrace.h"
@@ -17,46 +18,6 @@ namespace strata {
 
 using kernels::ActDType;
 using kernels::Status;
-
-namespace {
-
-/// Whether the CUDA backend runs kernel `k`: every kernel of fused
-/// programs. The generic forward's separate rope, kv_append and softmax
-/// attention have no GPU kernel of their own (fusion replaces them).
-bool runsOnCuda(plan::Kernel k) {
-  switch (k) {
-  case plan::Kernel::Rope:
-  case plan::Kernel::KvAppend:
-  case plan::Kernel::Attention:
-    return false;
-  case plan::Kernel::Embedding:
-  case plan::Kernel::RmsNorm:
-  case plan::Kernel::HeadNorm:
-  case plan::Kernel::AddRmsNorm:
-  case plan::Kernel::Linear:
-  case plan::Kernel::SplitHeads:
-  case plan::Kernel::MergeHeads:
-  case plan::Kernel::HeadSlice:
-  case plan::Kernel::SiluMul:
-  case plan::Kernel::Silu:
-  case plan::Kernel::SigmoidMul:
-  case plan::Kernel::Add:
-  case plan::Kernel::Swiglu:
-  case plan::Kernel::LinearAttention:
-  case plan::Kernel::RopeKvWrite:
-  case plan::Kernel::PrefillAttention:
-  case plan::Kernel::ExtendAttention:
-  case plan::Kernel::PagedDecodeAttention:
-  case plan::Kernel::TreeAttention:
-  case plan::Kernel::LightningPrefill:
-  case plan::Kernel::LightningDecode:
-  case plan::Kernel::Logits:
-    return true;
-  }
-  return false;
-}
-
-} // namespace
 
 CudaProgram::CudaProgram(const plan::Plan &plan, const plan::Program &program)
     : plan_(plan), program_(program) {
@@ -91,24 +52,20 @@ CudaProgram::~CudaProgram() {
 }
 
 std::string CudaProgram::unsupportedLaunch() const {
+  // Every kernel has a CUDA implementation (the generic rope, kv_append
+  // and attention that a plan built without some fusions keeps included:
+  // rope and kv_append on their own kernels, attention on the general
+  // cached-attention kernel extend uses); two uses of them do not.
   for (size_t i = 0; i < program_.launches.size(); ++i) {
     const plan::Launch &l = program_.launches[i];
-    const bool ok = runsOnCuda(l.kernel());
-    if (ok && l.kernel() == plan::Kernel::PrefillAttention && layers_[i] < 0)
+    if (l.kernel() == plan::Kernel::Attention &&
+        !l.as<plan::AttentionParams>().causal)
+      return describeLaunch(program_, i) +
+             ": the CUDA backend runs causal softmax attention only";
+    if (l.kernel() == plan::Kernel::PrefillAttention && layers_[i] < 0)
       return describeLaunch(program_, i) +
              ": its packed QKV does not come from a rope_kv_write<packed> "
              "launch, whose cache the GPU kernel reads K and V from";
-    if (!ok) {
-      std::string message = describeLaunch(program_, i) +
-                            ": no CUDA kernel runs this generic op; the CUDA "
-                            "backend runs fused plans (strata compile "
-                            "--emit=fused)";
-      // A fused plan built without some fusions keeps their generic ops.
-      std::vector<std::string> off = plan::fusionsOff(plan_);
-      for (size_t k = 0; k < off.size(); ++k)
-        message += (k ? ", " : ", and this plan was built without ") + off[k];
-      return message;
-    }
   }
   return {};
 }
@@ -609,11 +566,43 @@ Status CudaProgram::launch(size_t index, const DeviceState &state,
     return gemm.linear(a, stream);
   }
 
-  case Kernel::Rope:
-  case Kernel::KvAppend:
-  case Kernel::Attention:
-    // unsupportedLaunch() refuses these before any step.
-    return Status::error("has no CUDA implementation");
+  case Kernel::Rope: {
+    const plan::Buffer &x = buf(0, false);
+    kernels::RopeTableSpec spec =
+        ropeSpecOf(l.as<plan::RopeParams>().rotary);
+    auto table = state.ropeTables.find(ropeTableKey(spec));
+    if (table == state.ropeTables.end())
+      return Status::error("no rotary table was prepared for this launch");
+    kernels::RopeRotateDims d;
+    d.tokens = T;
+    d.numHeads = int32_t(x.shape[1].value);
+    d.headDim = int32_t(x.shape[2].value);
+    d.rotaryDim = spec.rotaryDim;
+    d.pairing = ropePairingOf(l.as<plan::RopeParams>().rotary);
+    d.dtype = act;
+    return kernels::ropeRotate(
+        d, in0(0), out0(0), static_cast<const int32_t *>(in0(1)),
+        kernels::CosSinCache{table->second.data, 1, table->second.rows},
+        stream);
+  }
+  case Kernel::KvAppend: {
+    if (size_t(layer) >= state.kPools.size())
+      return noCache();
+    kernels::KvAppendDims d;
+    d.batch = B;
+    d.tokens = T;
+    d.numKvHeads = int32_t(kv.kvHeads);
+    d.headDim = int32_t(kv.headDim);
+    d.dtype = act;
+    return kernels::kvAppend(d, in0(0), in0(1), state.cuQLens,
+                             state.cachedLens, pagedCache(0), stream);
+  }
+  case Kernel::Attention: {
+    // Any phase: the general cached-attention kernel (extend's), which
+    // takes any number of new tokens after any cached prefix.
+    const auto &p = l.as<plan::AttentionParams>();
+    return pagedAttention(p.scale, p.slidingWindow, PagedAttention::Extend);
+  }
   }
   return Status::error("has an unknown kernel code");
 }
@@ -639,8 +628,12 @@ kernels::AttentionLaunch CudaProgram::attentionLaunch(const DeviceState &state,
   // the whole cache).
   kernels::AttentionLaunch launch;
   launch.maxQLen = decode ? 1 : std::max<int64_t>(shape.maxQLen, 1);
-  launch.maxKvLen = decode ? std::max<int64_t>(state.maxContext, 1)
-                           : std::max<int64_t>(shape.maxKvLen, 1);
+  // A captured graph replays as contexts grow: a launch issued during
+  // capture (shape.host is null) is bounded by the longest context
+  // reserved, as decode always is.
+  launch.maxKvLen = decode || !shape.host
+                        ? std::max<int64_t>(state.maxContext, 1)
+                        : std::max<int64_t>(shape.maxKvLen, 1);
   launch.numSplits = 0;
   launch.workspace = state.attentionWorkspace;
   launch.workspaceBytes = state.attentionWorkspaceBytes;

@@ -90,8 +90,9 @@ public:
   CudaProgram(const CudaProgram &) = delete;
   CudaProgram &operator=(const CudaProgram &) = delete;
 
-  /// Kernels of this program the CUDA backend cannot run (empty when it can
-  /// run all), e.g. "forward #3 rope: ...".
+  /// A launch of this program the CUDA backend cannot run (empty when it
+  /// can run all), e.g. "prefill #5 attention<softmax>: the CUDA backend
+  /// runs causal softmax attention only".
   std::string unsupportedLaunch() const;
 
   /// Creates the program's events; once, before the first issue.

@@ -164,6 +164,25 @@ TEST_CASE("GPU = CPU: lightning hybrid", "[gpu][engine]") {
   compareFamily("tiny-minimax");
 }
 
+// Plans built without a fusion keep its generic ops; the CUDA backend runs
+// them on its separate rope and kv_append kernels and the general cached
+// attention kernel.
+TEST_CASE("GPU = CPU: Llama-like without strata-fuse-qkv", "[gpu][engine]") {
+  compareFamily("tiny-llama.no-fuse-qkv");
+}
+TEST_CASE("GPU = CPU: Llama-like without strata-fuse-rope-kv",
+          "[gpu][engine]") {
+  compareFamily("tiny-llama.no-fuse-rope-kv");
+}
+TEST_CASE("GPU = CPU: Llama-like without strata-select-attention",
+          "[gpu][engine]") {
+  compareFamily("tiny-llama.no-select-attention");
+}
+TEST_CASE("GPU = CPU: sliding window without strata-select-attention",
+          "[gpu][engine]") {
+  compareFamily("tiny-gemma-sliding.no-select-attention");
+}
+
 TEST_CASE("the CUDA backend refuses a generic (unfused) plan",
           "[gpu][engine]") {
   plan::Plan plan;
