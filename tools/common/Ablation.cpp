@@ -5,6 +5,8 @@
 #include "tools/common/DecodeRoofline.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <cstdio>
 #include <optional>
 
@@ -48,12 +50,23 @@ TokenDifference firstDifference(const PlanRun &run, const PlanRun &reference,
   return d;
 }
 
+double logitGap(const std::vector<float> &logits, int32_t token) {
+  float best = logits.at(size_t(token)), scale = 0;
+  for (float v : logits) {
+    best = std::max(best, v);
+    scale = std::max(scale, std::fabs(v));
+  }
+  return scale > 0 ? double(best - logits[size_t(token)]) / double(scale)
+                   : 0.0;
+}
+
 namespace {
 
 /// What became of one plan.
 enum class Outcome {
   Reference, ///< the first plan, which the others are held against
   Same,      ///< ran, and generated the reference's tokens
+  NearTie,   ///< ran, and parted from the reference's tokens at a near-tie
   Differ,    ///< ran, and generated other tokens
   NotRun,    ///< the backend made no engine for it
 };
@@ -64,6 +77,8 @@ const char *toString(Outcome o) {
     return "reference";
   case Outcome::Same:
     return "same";
+  case Outcome::NearTie:
+    return "near-tie";
   case Outcome::Differ:
     return "differ";
   case Outcome::NotRun:
@@ -72,11 +87,42 @@ const char *toString(Outcome o) {
   return "?";
 }
 
-struct PlanOutcome {
-  Outcome outcome = Outcome::NotRun;
-  PlanRun run;
+/// The verdict on the tests of one batch size (or of all of them).
+struct Verdict {
+  Outcome outcome = Outcome::Same;
   TokenDifference difference;
 };
+
+struct PlanOutcome {
+  Outcome outcome = Outcome::NotRun; ///< over every test
+  PlanRun run;
+  TokenDifference difference; ///< the first one over every test
+  std::map<int64_t, Verdict> byBatch;
+};
+
+/// Same, NearTie or Differ for the first difference `d` of a plan's run:
+/// a near-tie when the reference's logits there put this plan's token
+/// within kNearTieGap of its best.
+Verdict judge(const BenchSettings &s, const plan::Plan &reference,
+              const PlanRun &run, TokenDifference d) {
+  Verdict v;
+  if (!d.differs)
+    return v;
+  v.outcome = Outcome::Differ;
+  if (d.token >= 0 && d.reference >= 0 && d.result < run.results.size()) {
+    std::vector<float> logits;
+    std::string error;
+    if (tokenLogits(s, reference, run.results[d.result], d.sequence,
+                    d.position, logits, error) &&
+        size_t(d.token) < logits.size()) {
+      d.gap = logitGap(logits, d.token);
+      if (d.gap <= kNearTieGap)
+        v.outcome = Outcome::NearTie;
+    }
+  }
+  v.difference = d;
+  return v;
+}
 
 std::string format(const char *fmt, double a, double b = 0) {
   char buf[64];
@@ -145,19 +191,23 @@ std::string bytesCell(const plan::Plan &plan, const BenchSettings &s,
   return plan::formatBytes(uint64_t(bytes));
 }
 
-std::string describeDifference(const PlanOutcome &o) {
-  const TokenDifference &d = o.difference;
+std::string describeDifference(const PlanRun &run, const TokenDifference &d) {
   std::string where = "a test the reference did not run";
-  if (d.result < o.run.results.size()) {
-    const BenchResult &r = o.run.results[d.result];
+  if (d.result < run.results.size()) {
+    const BenchResult &r = run.results[d.result];
     where = r.test + " batch " + std::to_string(r.batch);
   }
   auto token = [](int32_t t) {
     return t < 0 ? std::string("none (ended)") : std::to_string(t);
   };
-  return where + ", sequence " + std::to_string(d.sequence) + ", token " +
-         std::to_string(d.position) + ": " + token(d.token) +
-         " where the reference has " + token(d.reference);
+  std::string text = where + ", sequence " + std::to_string(d.sequence) +
+                     ", token " + std::to_string(d.position) + ": " +
+                     token(d.token) + " where the reference has " +
+                     token(d.reference);
+  if (d.gap >= 0)
+    text += " (its logit " + format("%.2f", 100.0 * d.gap) +
+            "% of the logit range below the reference's best)";
+  return text;
 }
 
 void printMarkdownReport(const BenchSettings &s, const BenchMetadata &meta,
@@ -201,10 +251,8 @@ void printMarkdownReport(const BenchSettings &s, const BenchMetadata &meta,
                         : changeCell(o.run, outcomes.front().run, batch));
       // The verdict of this batch size's tests.
       Outcome verdict = o.outcome;
-      if (verdict == Outcome::Same || verdict == Outcome::Differ)
-        verdict = firstDifference(o.run, outcomes.front().run, batch).differs
-                      ? Outcome::Differ
-                      : Outcome::Same;
+      if (auto it = o.byBatch.find(batch); it != o.byBatch.end())
+        verdict = it->second.outcome;
       row.push_back(toString(verdict));
       rows.push_back(std::move(row));
     }
@@ -216,10 +264,16 @@ void printMarkdownReport(const BenchSettings &s, const BenchMetadata &meta,
   for (size_t i = 1; i < plans.size(); ++i) {
     const PlanOutcome &o = outcomes[i];
     ran += o.outcome != Outcome::NotRun;
-    if (o.outcome == Outcome::Differ) {
-      ++differ;
-      std::printf("greedy tokens differ: '%s' first at %s\n",
-                  plans[i].label.c_str(), describeDifference(o).c_str());
+    for (const auto &[batch, v] : o.byBatch) {
+      if (v.outcome != Outcome::Differ && v.outcome != Outcome::NearTie)
+        continue;
+      differ += v.outcome == Outcome::Differ;
+      std::printf("%s: '%s' first at %s\n",
+                  v.outcome == Outcome::Differ
+                      ? "greedy tokens differ"
+                      : "greedy tokens part at a near-tie",
+                  plans[i].label.c_str(),
+                  describeDifference(o.run, v.difference).c_str());
     }
     if (o.outcome == Outcome::NotRun)
       std::printf("not run: '%s': %s\n", plans[i].label.c_str(),
@@ -227,8 +281,16 @@ void printMarkdownReport(const BenchSettings &s, const BenchMetadata &meta,
   }
   if (differ == 0)
     std::printf("greedy tokens: the %zu plan%s that ran generated the "
-                "reference's tokens in every test, every sequence\n",
-                ran, ran == 1 ? "" : "s");
+                "reference's tokens in every test, every sequence%s\n",
+                ran, ran == 1 ? "" : "s",
+                std::any_of(outcomes.begin(), outcomes.end(),
+                            [](const PlanOutcome &o) {
+                              return o.outcome == Outcome::NearTie;
+                            })
+                    ? ", up to near-ties (a token within 3% of the logit "
+                      "range of the reference's best, where rounding "
+                      "decides; the sequences part there)"
+                    : "");
 }
 
 void printJsonReport(const BenchMetadata &meta,
@@ -238,12 +300,13 @@ void printJsonReport(const BenchMetadata &meta,
   BenchJson doc = benchHeaderJson(meta);
   BenchJson ablation;
   ablation["reference"] = plans.front().label;
-  bool identical = true;
+  bool identical = true, agree = true;
   BenchJson &list = ablation["plans"] = BenchJson::array();
   for (size_t i = 0; i < plans.size(); ++i) {
     const PlanOutcome &o = outcomes[i];
     const plan::Plan &p = plans[i].plan;
-    identical &= o.outcome != Outcome::Differ;
+    identical &= o.outcome != Outcome::Differ && o.outcome != Outcome::NearTie;
+    agree &= o.outcome != Outcome::Differ;
     BenchJson entry = {
         {"label", plans[i].label},
         {"source", plans[i].source},
@@ -253,9 +316,11 @@ void printJsonReport(const BenchMetadata &meta,
         {"greedy_tokens", toString(o.outcome)}};
     if (o.outcome == Outcome::NotRun)
       entry["error"] = o.run.error;
-    if (o.outcome == Outcome::Differ) {
+    if (o.outcome == Outcome::Differ || o.outcome == Outcome::NearTie) {
       const TokenDifference &d = o.difference;
-      entry["first_difference"] = {{"test", d.result < o.run.results.size()
+      entry["first_difference"] = {
+                                   {"logit_gap", d.gap >= 0 ? BenchJson(d.gap)
+                                                            : BenchJson()},{"test", d.result < o.run.results.size()
                                                 ? o.run.results[d.result].test
                                                 : std::string()},
                                    {"batch", d.result < o.run.results.size()
@@ -292,6 +357,7 @@ void printJsonReport(const BenchMetadata &meta,
     list.push_back(std::move(entry));
   }
   ablation["greedy_tokens_identical"] = identical;
+  ablation["greedy_tokens_agree_up_to_near_ties"] = agree;
   doc["ablation"] = std::move(ablation);
   printJsonDocument(stdout, doc);
 }
@@ -341,8 +407,21 @@ int runAblation(const BenchSettings &s, const BenchSource &source,
       printBenchError(tool, "the plan " + plans[i].label + ": " + o.run.error);
       return 1;
     }
-    o.difference = firstDifference(o.run, outcomes[0].run);
-    o.outcome = o.difference.differs ? Outcome::Differ : Outcome::Same;
+    // Each batch size's first difference, judged; the plan's verdict is
+    // the worst of them (a difference that is no near-tie over one that
+    // is), its difference the first of that verdict.
+    o.outcome = Outcome::Same;
+    for (int64_t batch : s.batches) {
+      Verdict v = judge(s, plans[0].plan, o.run,
+                        firstDifference(o.run, outcomes[0].run, batch));
+      if (v.outcome != Outcome::Same &&
+          (o.outcome == Outcome::Same ||
+           (o.outcome == Outcome::NearTie && v.outcome == Outcome::Differ))) {
+        o.outcome = v.outcome;
+        o.difference = v.difference;
+      }
+      o.byBatch[batch] = v;
+    }
   }
 
   if (s.json)

@@ -347,6 +347,41 @@ PlanRun runBenchTests(const BenchSettings &s, plan::Plan plan,
   return out;
 }
 
+bool tokenLogits(const BenchSettings &s, const plan::Plan &plan,
+                 const BenchResult &test, size_t sequence, size_t position,
+                 std::vector<float> &logits, std::string &error) {
+  EngineOptions options;
+  options.device = s.device;
+  options.cudaGraphs = s.cudaGraphs;
+  options.cudaDependentLaunch = s.dependentLaunch;
+  options.cudaDecodeGemv = s.decodeGemv;
+  options.keepLogits = true;
+  options.weightsPath = s.weightsPath;
+  std::unique_ptr<Engine> engine = Engine::create(plan, options, error);
+  if (!engine)
+    return false;
+  std::vector<GenerationRequest> requests =
+      requestsFor(test.decode, test.batch, s, plan.vocabSize);
+  if (sequence >= requests.size()) {
+    error = "sequence " + std::to_string(sequence) + " is not in the test";
+    return false;
+  }
+  // Every sequence is cut at the same token, so the steps up to it are the
+  // steps of the full run.
+  for (GenerationRequest &r : requests)
+    r.maxNewTokens = std::min<int64_t>(r.maxNewTokens, int64_t(position) + 1);
+  std::vector<GenerationResult> outputs;
+  GenerationTimings timings;
+  if (!engine->generate(requests, outputs, timings, error))
+    return false;
+  if (outputs[sequence].tokens.size() != position + 1) {
+    error = "the run ended before token " + std::to_string(position);
+    return false;
+  }
+  logits = outputs[sequence].lastLogits;
+  return true;
+}
+
 void printBenchError(const std::string &tool, const std::string &error) {
   // Errors about a file (the weights) already read "FILE: error: ...".
   if (error.find(": error: ") != std::string::npos)

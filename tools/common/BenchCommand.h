@@ -90,6 +90,14 @@ struct PlanRun {
   bool engineFailed = false;
 };
 
+/// The logits that `plan`'s greedy run of `test` drew token `position`
+/// (from 0) of sequence `sequence` from: the test's requests cut after that
+/// token, run again on a new engine with the logits kept. False with
+/// `error` set when the engine or the run fails.
+bool tokenLogits(const BenchSettings &settings, const plan::Plan &plan,
+                 const BenchResult &test, size_t sequence, size_t position,
+                 std::vector<float> &logits, std::string &error);
+
 /// Makes an engine for `plan` as `settings` say and runs every test on it.
 /// `label` prefixes the progress line that stderr shows when it is a
 /// terminal.

@@ -234,3 +234,15 @@ TEST_CASE("greedy tokens are compared test by test, sequence by sequence") {
   CHECK(firstDifference(runOf({{1, {{5, 6, 7}}}, {2, {{5, 6, 7}}}}), reference)
             .differs);
 }
+
+TEST_CASE("the logit gap of a token is its distance below the best, over "
+          "the largest magnitude") {
+  const std::vector<float> logits{1.0f, -4.0f, 3.9f, 4.0f, 0.0f};
+  CHECK(logitGap(logits, 3) == 0.0);
+  CHECK(logitGap(logits, 2) == Approx(0.1 / 4.0));
+  CHECK(logitGap(logits, 1) == Approx(2.0));
+  // 3.9 is within kNearTieGap of 4.0; 1.0 is not.
+  CHECK(logitGap(logits, 2) <= kNearTieGap);
+  CHECK(logitGap(logits, 0) > kNearTieGap);
+  CHECK(logitGap(std::vector<float>(3, 0.0f), 1) == 0.0);
+}
