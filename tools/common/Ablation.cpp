@@ -109,11 +109,17 @@ Verdict judge(const BenchSettings &s, const plan::Plan &reference,
   if (!d.differs)
     return v;
   v.outcome = Outcome::Differ;
-  if (d.token >= 0 && d.reference >= 0 && d.result < run.results.size()) {
+  if (d.token >= 0 && d.reference >= 0 && d.result < run.results.size() &&
+      d.result < run.tokens.size() &&
+      d.sequence < run.tokens[d.result].size()) {
+    // Both runs generated the same tokens before this one.
+    const std::vector<int32_t> &mine = run.tokens[d.result][d.sequence];
+    const std::vector<int32_t> history(
+        mine.begin(), mine.begin() + std::ptrdiff_t(d.position));
     std::vector<float> logits;
     std::string error;
-    if (tokenLogits(s, reference, run.results[d.result], d.sequence,
-                    d.position, logits, error) &&
+    if (tokenLogits(s, reference, run.results[d.result], d.sequence, history,
+                    logits, error) &&
         size_t(d.token) < logits.size()) {
       d.gap = logitGap(logits, d.token);
       if (d.gap <= kNearTieGap)

@@ -70,11 +70,11 @@ TokenDifference firstDifference(const PlanRun &run, const PlanRun &reference,
 /// the backend makes no engine (a kernel it lacks, memory) is reported as
 /// not run; the others must generate the reference's tokens.
 ///
-/// Where a plan's tokens first differ, the reference's logits at that
-/// token are computed again (a new engine of the reference, the test cut
-/// there): a plan whose token there is within kNearTieGap of the
-/// reference's best is reported as parting at a near-tie, which is not a
-/// failure; every other difference is.
+/// Where a plan's tokens first differ, the reference plan's logits for
+/// that token are computed from the prompt and the tokens both generated
+/// before it (tokenLogits): a plan whose token there is within kNearTieGap
+/// of the reference's best is reported as parting at a near-tie, which is
+/// not a failure; every other difference is.
 ///
 /// Returns 0 when every plan that ran generated the reference's tokens, up
 /// to near-ties; 1 when a plan's tokens differ (said on stderr too), when the reference

@@ -348,7 +348,8 @@ PlanRun runBenchTests(const BenchSettings &s, plan::Plan plan,
 }
 
 bool tokenLogits(const BenchSettings &s, const plan::Plan &plan,
-                 const BenchResult &test, size_t sequence, size_t position,
+                 const BenchResult &test, size_t sequence,
+                 const std::vector<int32_t> &history,
                  std::vector<float> &logits, std::string &error) {
   EngineOptions options;
   options.device = s.device;
@@ -366,19 +367,14 @@ bool tokenLogits(const BenchSettings &s, const plan::Plan &plan,
     error = "sequence " + std::to_string(sequence) + " is not in the test";
     return false;
   }
-  // Every sequence is cut at the same token, so the steps up to it are the
-  // steps of the full run.
-  for (GenerationRequest &r : requests)
-    r.maxNewTokens = std::min<int64_t>(r.maxNewTokens, int64_t(position) + 1);
+  GenerationRequest r = requests[sequence];
+  r.prompt.insert(r.prompt.end(), history.begin(), history.end());
+  r.maxNewTokens = 1;
   std::vector<GenerationResult> outputs;
   GenerationTimings timings;
-  if (!engine->generate(requests, outputs, timings, error))
+  if (!engine->generate({r}, outputs, timings, error))
     return false;
-  if (outputs[sequence].tokens.size() != position + 1) {
-    error = "the run ended before token " + std::to_string(position);
-    return false;
-  }
-  logits = outputs[sequence].lastLogits;
+  logits = outputs[0].lastLogits;
   return true;
 }
 

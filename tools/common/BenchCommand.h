@@ -90,12 +90,15 @@ struct PlanRun {
   bool engineFailed = false;
 };
 
-/// The logits that `plan`'s greedy run of `test` drew token `position`
-/// (from 0) of sequence `sequence` from: the test's requests cut after that
-/// token, run again on a new engine with the logits kept. False with
-/// `error` set when the engine or the run fails.
+/// The logits `plan` gives for the next token of sequence `sequence` of
+/// `test` after `history` (tokens it generated): the test's prompt of that
+/// sequence followed by `history`, prefilled alone on a new engine with
+/// the logits kept. Teacher forcing makes the distribution depend on the
+/// tokens only, not on how the run that made them was batched or rounded.
+/// False with `error` set when the engine or the run fails.
 bool tokenLogits(const BenchSettings &settings, const plan::Plan &plan,
-                 const BenchResult &test, size_t sequence, size_t position,
+                 const BenchResult &test, size_t sequence,
+                 const std::vector<int32_t> &history,
                  std::vector<float> &logits, std::string &error);
 
 /// Makes an engine for `plan` as `settings` say and runs every test on it.
