@@ -194,6 +194,32 @@ bool KvBlockPool::append(int64_t seq, int64_t newTokens,
   return true;
 }
 
+bool KvBlockPool::truncate(int64_t seq, int64_t length, std::string &error) {
+  auto it = seqs_.find(seq);
+  if (it == seqs_.end()) {
+    error = "unknown sequence " + std::to_string(seq);
+    return false;
+  }
+  Sequence &s = it->second;
+  const int64_t kept = int64_t(s.keys.size()) * blockSize_;
+  if (length < kept || length > s.length) {
+    error = "cannot shorten sequence " + std::to_string(seq) + " of " +
+            std::to_string(s.length) + " tokens to " + std::to_string(length) +
+            (length < kept ? " (its first " + std::to_string(kept) +
+                                 " tokens are in the prefix cache)"
+                           : "");
+    return false;
+  }
+  const size_t blocks = size_t((length + blockSize_ - 1) / blockSize_);
+  // Last block first, as release() does.
+  while (s.blocks.size() > blocks) {
+    dropBlock(s.blocks.back());
+    s.blocks.pop_back();
+  }
+  s.length = length;
+  return true;
+}
+
 int64_t KvBlockPool::length(int64_t seq) const {
   auto it = seqs_.find(seq);
   return it == seqs_.end() ? 0 : it->second.length;

@@ -75,6 +75,15 @@ public:
   bool append(int64_t seq, int64_t newTokens, std::vector<int64_t> &slots,
               std::string &error);
 
+  /// Shortens the sequence to its first `length` tokens and gives back the
+  /// blocks past them (rolling back tokens a step wrote but did not keep:
+  /// rejected draft tokens). A block registered in the prefix cache is
+  /// never cut into, since others may share it: `length` must keep every
+  /// registered block. False with `error` for an unknown sequence, a length
+  /// outside [registered tokens, length], or one that cuts a registered
+  /// block.
+  bool truncate(int64_t seq, int64_t length, std::string &error);
+
   /// Tokens cached for the sequence.
   int64_t length(int64_t seq) const;
   const std::vector<int32_t> &blockTable(int64_t seq) const;

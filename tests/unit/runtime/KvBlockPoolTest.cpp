@@ -156,3 +156,44 @@ TEST_CASE("cached blocks are evicted least recently released first") {
   CHECK_FALSE(pool.append(4, 5, slots, error));
   CHECK(error.find("2 of 4 are free") != std::string::npos);
 }
+
+TEST_CASE("truncating a sequence rolls back its last tokens and blocks") {
+  KvBlockPool pool(4, 4);
+  REQUIRE(pool.addSequence(1));
+  std::vector<int64_t> slots;
+  std::string error;
+  REQUIRE(pool.append(1, 11, slots, error)); // blocks 0, 1, 2
+  REQUIRE(pool.truncate(1, 5, error));       // keeps blocks 0, 1
+  CHECK(pool.length(1) == 5);
+  CHECK(pool.blockTable(1) == std::vector<int32_t>{0, 1});
+  CHECK(pool.freeBlocks() == 2);
+  // The next tokens take the slots after the kept ones, as if the rolled
+  // back ones had never been written.
+  REQUIRE(pool.append(1, 4, slots, error));
+  CHECK(slots == std::vector<int64_t>{5, 6, 7, 8});
+  CHECK(pool.blockTable(1) == std::vector<int32_t>{0, 1, 2});
+  REQUIRE(pool.truncate(1, 9, error)); // the same length: nothing changes
+  REQUIRE(pool.truncate(1, 0, error));
+  CHECK(pool.blockTable(1).empty());
+  CHECK(pool.freeBlocks() == 4);
+
+  CHECK_FALSE(pool.truncate(1, 1, error));
+  CHECK(error == "cannot shorten sequence 1 of 0 tokens to 1");
+  CHECK_FALSE(pool.truncate(2, 0, error));
+  CHECK(error == "unknown sequence 2");
+}
+
+TEST_CASE("truncation never cuts into blocks in the prefix cache") {
+  KvBlockPool pool(8, 4);
+  pool.enablePrefixCache();
+  const std::vector<int32_t> a{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  REQUIRE(pool.addSequence(1));
+  feed(pool, 1, a); // two registered blocks, two tokens in a third
+  std::string error;
+  CHECK_FALSE(pool.truncate(1, 7, error));
+  CHECK(error == "cannot shorten sequence 1 of 10 tokens to 7 (its first 8 "
+                 "tokens are in the prefix cache)");
+  REQUIRE(pool.truncate(1, 8, error));
+  CHECK(pool.blockTable(1).size() == 2);
+  CHECK(pool.matchPrefix(a.data(), 10).size() == 2);
+}
