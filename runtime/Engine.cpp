@@ -1,5 +1,7 @@
 #include "runtime/Engine.h"
 
+#include "runtime/Clock.h"
+
 #include "runtime/MemoryBudget.h"
 #include "runtime/plan/InputFile.h"
 
@@ -16,11 +18,7 @@ namespace strata {
 
 namespace {
 
-double now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+double now() { return secondsNow(); }
 
 } // namespace
 
@@ -44,6 +42,8 @@ std::unique_ptr<Engine> Engine::create(plan::Plan plan,
       engine->extend_ = &p;
     else if (p.phase == "decode")
       engine->decode_ = &p;
+    else if (p.phase == "verify")
+      engine->verify_ = &p;
   }
   if (!engine->forward_ &&
       !(engine->prefill_ && engine->extend_ && engine->decode_)) {
@@ -307,6 +307,18 @@ bool Engine::generate(const std::vector<GenerationRequest> &requests,
   for (size_t r = 0; r < requests.size(); ++r)
     if (!checkRequest(requests[r], r, 0, plan_.maxPositions, error))
       return false;
+  // The draft's sequences first take in the prompts.
+  std::vector<Sequence> draftSeqs;
+  const double draftStart = now();
+  if (draft_ && !startDraft(requests, draftSeqs, error))
+    return false;
+  const double draftPrompts = now() - draftStart;
+  auto releaseDraft = [&] {
+    for (Sequence &d : draftSeqs) {
+      draft_->pool_.release(d.id);
+      draft_->slots_.release(d.slot);
+    }
+  };
 
   // Storage for this call: enough blocks for every request at full length
   // unless the pool size was given, and one state slot per request.
@@ -327,10 +339,13 @@ bool Engine::generate(const std::vector<GenerationRequest> &requests,
             (requests.size() == 1 ? " needs " : "s need ") +
             std::to_string(needed) + " blocks of " + std::to_string(blockSize) +
             " tokens (prompt and new tokens)";
+    releaseDraft();
     return false;
   }
-  if (!prepareStorage(blocks, int64_t(requests.size()), maxContext, error))
+  if (!prepareStorage(blocks, int64_t(requests.size()), maxContext, error)) {
+    releaseDraft();
     return false;
+  }
 
   std::vector<Sequence> seqs(requests.size());
   std::vector<Sequence *> live;
@@ -339,16 +354,22 @@ bool Engine::generate(const std::vector<GenerationRequest> &requests,
     seqs[r].id = int64_t(r);
     seqs[r].pending = requests[r].prompt;
     pool_.addSequence(int64_t(r));
-    if (!slots_.allocate(seqs[r].slot, error))
+    if (!slots_.allocate(seqs[r].slot, error)) {
+      releaseDraft();
       return false;
+    }
     live.push_back(&seqs[r]);
     reqs.push_back(&requests[r]);
   }
+  draftRun_ = draft_ ? &draftSeqs : nullptr;
   const bool ok = run(live, reqs, results, timings, error);
+  draftRun_ = nullptr;
+  timings.prefillSeconds += draftPrompts;
   for (Sequence &s : seqs) {
     pool_.release(s.id);
     slots_.release(s.slot);
   }
+  releaseDraft();
   return ok;
 }
 
@@ -510,6 +531,8 @@ bool Engine::run(std::vector<Sequence *> &seqs,
         accept(which[b], tokens[b], keep ? logits.data() + b * vocab : nullptr);
   }
   timings.prefillSeconds = now() - start;
+  if (draftRun_)
+    return speculativeDecode(seqs, requests, results, timings, error);
 
   // Decode: every live sequence feeds its last token, up to maxBatch each
   // step.

@@ -92,6 +92,14 @@ struct GenerationTimings {
   int64_t prefillSteps = 0;
   double decodeSeconds = 0.0;
   int64_t decodeSteps = 0;
+  /// Speculative decoding (Engine::attachDraft): the decode phase's draft
+  /// steps and their time, the target's verify steps and their time, the
+  /// draft tokens proposed and those the target accepted.
+  int64_t draftSteps = 0, verifySteps = 0;
+  double draftSeconds = 0.0, verifySeconds = 0.0;
+  int64_t proposedTokens = 0, acceptedTokens = 0;
+  /// Sequences scored by verify steps (a step verifies several).
+  int64_t verifiedSequences = 0;
 };
 
 /// Continuous batching (Engine::startServing): the pool and the limits of
@@ -142,6 +150,21 @@ public:
   bool generate(const std::vector<GenerationRequest> &requests,
                 std::vector<GenerationResult> &results,
                 GenerationTimings &timings, std::string &error);
+
+  /// Speculative decoding in generate() (docs/speculative.md): from now on
+  /// the decode phase lets `draft` propose up to `tokens` tokens per
+  /// sequence (greedily, one draft step each), scores them in one step of
+  /// this engine's `verify` program, keeps the longest run the target's
+  /// argmax agrees with plus the target's own next token, and rolls both
+  /// caches back past the rest. The output equals plain greedy decoding's
+  /// up to the rounding of the verify step. False (nothing attached) when
+  /// the plan has no verify program, the vocabularies differ, a model has
+  /// lightning layers (their state is not rolled back), the draft does not
+  /// run on the same device or `tokens` is outside [1, 16]. Requests must
+  /// sample greedily.
+  bool attachDraft(std::unique_ptr<Engine> draft, int64_t tokens,
+                   std::string &error);
+  bool speculative() const { return draft_ != nullptr; }
 
   /// A conversation: one sequence whose cache is kept from one call of
   /// continueSession to the next, so that each turn feeds only its new
@@ -238,6 +261,28 @@ private:
   /// Creates the KV pool and state slots, and reserves the backend.
   bool prepareStorage(int64_t blocks, int64_t slots, int64_t maxContext,
                       std::string &error);
+  /// One step of the verify program feeding `counts[i]` pending tokens of
+  /// `batch[i]` as a chain (each the child of the one before); `rows`
+  /// receives the logits of every token, [tokens, vocab].
+  bool verifyStep(std::vector<Sequence *> &batch,
+                  const std::vector<int64_t> &counts, std::vector<float> &rows,
+                  std::string &error);
+  /// The decode phase of run() with the attached draft: each round drafts
+  /// up to specTokens_ tokens per live sequence and verifies them in one
+  /// target step.
+  bool speculativeDecode(std::vector<Sequence *> &seqs,
+                         const std::vector<const GenerationRequest *> &requests,
+                         std::vector<GenerationResult> &results,
+                         GenerationTimings &timings, std::string &error);
+  /// The draft's storage and sequences for `requests` (one each, the same
+  /// index), with their prompts fed.
+  bool startDraft(const std::vector<GenerationRequest> &requests,
+                  std::vector<Sequence> &draftSeqs, std::string &error);
+  /// Feeds every pending token of `seqs` (in chunks under the plan's
+  /// limits), sampling nothing: the draft's prompts.
+  bool feedPending(std::vector<Sequence *> &seqs, std::string &error);
+  /// Shortens `s` to its first `length` cached tokens.
+  bool rollBack(Sequence &s, int64_t length, std::string &error);
   /// Runs `seqs[i]` for `requests[i]` until each is done: first every
   /// pending token (prompts, in chunks), then one token per step.
   bool run(std::vector<Sequence *> &seqs,
@@ -303,7 +348,13 @@ private:
   int64_t stepCount_ = 0;
   WeightStore weights_;
   const plan::Program *forward_ = nullptr, *prefill_ = nullptr,
-                      *extend_ = nullptr, *decode_ = nullptr;
+                      *extend_ = nullptr, *decode_ = nullptr,
+                      *verify_ = nullptr;
+  /// attachDraft: the draft engine and the tokens it proposes per round.
+  std::unique_ptr<Engine> draft_;
+  int64_t specTokens_ = 0;
+  /// During generate() with a draft: the draft's sequences, by request.
+  std::vector<Sequence> *draftRun_ = nullptr;
   std::unique_ptr<Backend> backend_;
   KvBlockPool pool_;
   StateSlots slots_;

@@ -3,6 +3,7 @@
 #include "runtime/Engine.h"
 #include "runtime/PlanTokenizer.h"
 #include "runtime/TextStream.h"
+#include "runtime/plan/PlanFile.h"
 #include "tools/common/TextSetup.h"
 
 #include <nlohmann/json.hpp>
@@ -198,6 +199,36 @@ void addRunOptions(ArgParser &parser) {
   parser.addOption("logits-out", "FILE",
                    "write the logits row of each sequence's last step "
                    "(fp32, as JSON) to FILE");
+  parser.addOption("draft", "MODEL",
+                   "speculative decoding: this smaller model of the same "
+                   "vocabulary proposes tokens that the model verifies in "
+                   "one step (greedy only; a compiled plan, or for strata "
+                   "run also a model file)");
+  parser.addOption("spec-tokens", "N",
+                   "with --draft: tokens the draft proposes per step, 1 to "
+                   "16 (default 4)");
+}
+
+namespace {
+DraftPlanLoader draftPlanLoader = readDraftPlan;
+} // namespace
+
+void setDraftPlanLoader(DraftPlanLoader loader) { draftPlanLoader = loader; }
+
+int readDraftPlan(const std::string &path, plan::Plan &out) {
+  std::string error;
+  if (!plan::hasPlanSignature(path)) {
+    std::fprintf(stderr,
+                 "%s: error: --draft takes a compiled plan here (strata "
+                 "compile DRAFT.yaml --emit=fused -o DRAFT.splan)\n",
+                 path.c_str());
+    return 1;
+  }
+  if (!plan::readPlanFile(path, out, error)) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return 1;
+  }
+  return 0;
 }
 
 int runGeneration(const std::string &tool, const ArgParser &parser,
@@ -253,6 +284,19 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
   EngineOptions options;
   if (std::string bad = parseEngineOptions(parser, options); !bad.empty())
     return usage(bad);
+  const std::string draftPath = parser.get("draft");
+  int64_t specTokens = 4;
+  if (parser.has("draft") && draftPath.empty())
+    return usage("--draft expects a model or plan path");
+  if (parser.has("spec-tokens") && !parser.has("draft"))
+    return usage("--spec-tokens applies with --draft only");
+  if (parser.has("spec-tokens") &&
+      !parseInteger(parser.get("spec-tokens"), 1, 16, specTokens))
+    return usage("--spec-tokens expects an integer in [1, 16], got '" +
+                 parser.get("spec-tokens") + "'");
+  if (parser.has("draft") && request.sampling.temperature != 0.0)
+    return usage("--draft decodes greedily: speculative sampling with a "
+                 "--temperature is not implemented yet");
   std::string logitsOut =
       parser.has("logits-out") ? parser.get("logits-out") : std::string();
   if (parser.has("logits-out") && logitsOut.empty())
@@ -279,6 +323,22 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
         Engine::create(std::move(plan), options, error);
     if (!engine)
       return failed(error);
+    if (!draftPath.empty()) {
+      plan::Plan draftPlan;
+      if (int code = draftPlanLoader(draftPath, draftPlan))
+        return code;
+      // The draft's own weights and a pool sized for the requests; the
+      // device and its settings are the model's.
+      EngineOptions draftOptions = options;
+      draftOptions.weightsPath.clear();
+      draftOptions.kvBlocks = 0;
+      std::unique_ptr<Engine> draft =
+          Engine::create(std::move(draftPlan), draftOptions, error);
+      if (!draft)
+        return failed("the draft model: " + error);
+      if (!engine->attachDraft(std::move(draft), specTokens, error))
+        return failed(error);
+    }
     // Text: each sequence decodes as it goes (stop strings end it); with
     // one sequence the text is streamed to stdout.
     std::vector<std::unique_ptr<TextStream>> streams;
@@ -377,6 +437,27 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
       timings.decodeSteps ? timings.decodeSeconds * 1e3 / timings.decodeSteps
                           : 0.0,
       backend.c_str());
+  if (!draftPath.empty()) {
+    // Each verification of a sequence keeps its accepted draft tokens and
+    // adds the model's own next token.
+    const int64_t verified = timings.verifiedSequences;
+    std::fprintf(
+        report,
+        "speculative: the draft proposed %lld tokens, the model accepted "
+        "%lld (%.1f%%); mean accepted length %.2f tokens per verification "
+        "(of at most %lld); draft %.2f ms in %lld steps, verify %.2f ms in "
+        "%lld steps\n",
+        (long long)timings.proposedTokens, (long long)timings.acceptedTokens,
+        timings.proposedTokens
+            ? 100.0 * double(timings.acceptedTokens) /
+                  double(timings.proposedTokens)
+            : 0.0,
+        verified ? double(timings.acceptedTokens + verified) / double(verified)
+                 : 0.0,
+        (long long)(specTokens + 1), timings.draftSeconds * 1e3,
+        (long long)timings.draftSteps, timings.verifySeconds * 1e3,
+        (long long)timings.verifySteps);
+  }
   return 0;
 }
 

@@ -31,10 +31,23 @@ void addSamplingOptions(ArgParser &parser);
 /// Declares the prompt options (--prompt, --prompt-file, --prompt-ids,
 /// --tokenizer, --chat, --chat-format, --system), the stop options
 /// (--ignore-eos, --stop), --print-ids, the sampling options, --batch,
-/// --kv-blocks, --weights, --device, --no-graphs and --logits-out.
+/// --kv-blocks, --weights, --device, --no-graphs, --logits-out, --draft
+/// and --spec-tokens.
 void addRunOptions(ArgParser &parser);
 
-/// Generates with `plan` as the options say. A text prompt streams the
+/// Reads the plan of a --draft model into `out`; on failure prints one
+/// message ("FILE: error: ...") and returns the exit code. The default
+/// reads compiled plans only; `strata run` sets one that also compiles
+/// model files.
+using DraftPlanLoader = int (*)(const std::string &path, plan::Plan &out);
+void setDraftPlanLoader(DraftPlanLoader loader);
+/// The default loader: a compiled plan, else an error saying how to
+/// compile one.
+int readDraftPlan(const std::string &path, plan::Plan &out);
+
+/// Generates with `plan` as the options say. With --draft, a draft model
+/// proposes tokens that `plan` verifies (speculative decoding, greedy;
+/// docs/speculative.md) and the report says how many it accepted. A text prompt streams the
 /// generated text to stdout (why it stopped and the time per token go to
 /// stderr); --prompt-ids or --print-ids print the ids of each sequence
 /// and the times to stdout. Generation stops at the model's EOS ids

@@ -1,0 +1,126 @@
+// Speculative decoding on the CUDA backend: greedy tokens with a draft
+// equal plain greedy decoding's on the same GPU, with a draft that always
+// agrees (the model itself) and one that rarely does (other weights:
+// rollback at every depth), at batch 1 and 8.
+//
+// The verify program and the decode program round differently (a chain of
+// tokens per sequence against one), so where two logits are closer than
+// that rounding the picks may differ: a divergent token passes only when
+// plain decoding's logits at that step show a near-tie, and the comparison
+// of that sequence stops there.
+#include "runtime/Engine.h"
+#include "tests/gpu/engine/TestPlans.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace strata;
+
+namespace {
+
+constexpr double kLogitTolerance = 3e-2;
+
+std::unique_ptr<Engine> cudaEngine(const plan::Plan &plan) {
+  EngineOptions options;
+  options.device = Device::Cuda;
+  std::string error;
+  auto engine = Engine::create(plan, options, error);
+  INFO(error);
+  REQUIRE(engine);
+  return engine;
+}
+
+std::vector<GenerationResult> run(Engine &engine,
+                                  const std::vector<GenerationRequest> &reqs,
+                                  GenerationTimings &timings) {
+  std::vector<GenerationResult> results;
+  std::string error;
+  const bool ok = engine.generate(reqs, results, timings, error);
+  INFO(error);
+  REQUIRE(ok);
+  return results;
+}
+
+std::vector<GenerationRequest> requests(int batch, int64_t vocab) {
+  std::vector<GenerationRequest> out;
+  for (int b = 0; b < batch; ++b) {
+    GenerationRequest r;
+    const int length = 3 + (b * 29) % 70;
+    for (int i = 0; i < length; ++i)
+      r.prompt.push_back(int32_t((i * 131 + b * 71 + 7) % vocab));
+    r.maxNewTokens = 24 - b % 3;
+    out.push_back(r);
+  }
+  return out;
+}
+
+/// Returns the share of proposals accepted over every chain length.
+double checkSame(const plan::Plan &target, const plan::Plan &draftPlan,
+                 int batch) {
+  auto plain = cudaEngine(target);
+  const auto reqs = requests(batch, target.vocabSize);
+  GenerationTimings timings;
+  const auto want = run(*plain, reqs, timings);
+  int64_t proposed = 0, accepted = 0;
+  for (int64_t tokens : {1, 2, 3, 4, 5, 6, 7, 8}) {
+    INFO(tokens << " draft tokens, batch " << batch);
+    auto engine = cudaEngine(target);
+    std::string error;
+    const bool attached =
+        engine->attachDraft(cudaEngine(draftPlan), tokens, error);
+    INFO(error);
+    REQUIRE(attached);
+    const auto got = run(*engine, reqs, timings);
+    proposed += timings.proposedTokens;
+    accepted += timings.acceptedTokens;
+    CHECK(timings.verifySteps > 0);
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      INFO("sequence " << i);
+      const auto &w = want[i].tokens, &g = got[i].tokens;
+      size_t first = 0;
+      while (first < w.size() && first < g.size() && w[first] == g[first])
+        ++first;
+      if (first == w.size()) {
+        CHECK(g.size() == w.size());
+        continue;
+      }
+      REQUIRE(first < g.size());
+      GenerationRequest upTo = reqs[i];
+      upTo.maxNewTokens = int64_t(first) + 1;
+      const std::vector<float> logits = run(*plain, {upTo}, timings)[0]
+                                            .lastLogits;
+      REQUIRE(int64_t(logits.size()) == target.vocabSize);
+      double scale = 0;
+      for (float v : logits)
+        scale = std::max(scale, double(std::fabs(v)));
+      const float best = *std::max_element(logits.begin(), logits.end());
+      INFO("diverged at token " << first << ": plain " << w[first]
+                                << ", speculative " << g[first]);
+      CHECK(double(best - logits[size_t(g[first])]) <=
+            kLogitTolerance * scale);
+    }
+  }
+  return proposed ? double(accepted) / double(proposed) : 0;
+}
+
+} // namespace
+
+TEST_CASE("speculative decoding on the GPU = plain decoding, a draft that "
+          "always agrees",
+          "[gpu][engine][speculative]") {
+  const plan::Plan plan = testing::loadTestPlan("tiny-llama.fused.splan");
+  for (int batch : {1, 8})
+    CHECK(checkSame(plan, plan, batch) > 0.9);
+}
+
+TEST_CASE("speculative decoding on the GPU = plain decoding, a draft that "
+          "rarely agrees",
+          "[gpu][engine][speculative]") {
+  const plan::Plan plan = testing::loadTestPlan("tiny-llama.fused.splan");
+  plan::Plan other = plan;
+  other.weightSeed += 1;
+  for (int batch : {1, 8})
+    CHECK(checkSame(plan, other, batch) < 0.5);
+}
