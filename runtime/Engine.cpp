@@ -201,13 +201,18 @@ bool Engine::step(std::vector<Sequence *> &batch,
         }
     }
   }
+  advance(batch, counts);
+  return true;
+}
+
+void Engine::advance(std::vector<Sequence *> &batch,
+                     const std::vector<int64_t> &counts) {
   ++stepCount_;
   for (size_t i = 0; i < batch.size(); ++i) {
     Sequence &s = *batch[i];
     s.position += counts[i];
     s.pending.erase(s.pending.begin(), s.pending.begin() + counts[i]);
   }
-  return true;
 }
 
 bool Engine::checkCacheMemory(int64_t blocks, int64_t slots,

@@ -296,6 +296,10 @@ private:
             std::vector<int32_t> &tokens, std::vector<float> *logits,
             std::string &error);
 
+  /// After a step ran: each sequence's fed tokens are cached.
+  void advance(std::vector<Sequence *> &batch,
+               const std::vector<int64_t> &counts);
+
   /// The inputs of a step feeding `counts[i]` pending tokens of
   /// `batch[i]`; appends their KV slots to the pool.
   bool buildInputs(const std::vector<Sequence *> &batch,

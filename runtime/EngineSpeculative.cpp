@@ -171,12 +171,7 @@ bool Engine::verifyStep(std::vector<Sequence *> &batch,
               std::to_string(int64_t(i) % vocab);
       return false;
     }
-  ++stepCount_;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    Sequence &s = *batch[i];
-    s.position += counts[i];
-    s.pending.erase(s.pending.begin(), s.pending.begin() + counts[i]);
-  }
+  advance(batch, counts);
   return true;
 }
 

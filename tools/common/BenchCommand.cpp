@@ -269,17 +269,27 @@ BenchMetadata benchMetadata(const BenchSettings &s, const BenchSource &source,
   return meta;
 }
 
-PlanRun runBenchTests(const BenchSettings &s, plan::Plan plan,
-                      const std::string &label) {
-  PlanRun out;
+namespace {
+
+/// The engine the settings ask for; `keepLogits` as EngineOptions says.
+EngineOptions engineOptionsOf(const BenchSettings &s, bool keepLogits) {
   EngineOptions options;
   options.device = s.device;
   options.cudaGraphs = s.cudaGraphs;
   options.cudaDependentLaunch = s.dependentLaunch;
   options.cudaDecodeGemv = s.decodeGemv;
-  // Only token ids are needed; copying logits back would be timed too.
-  options.keepLogits = false;
+  options.keepLogits = keepLogits;
   options.weightsPath = s.weightsPath;
+  return options;
+}
+
+} // namespace
+
+PlanRun runBenchTests(const BenchSettings &s, plan::Plan plan,
+                      const std::string &label) {
+  PlanRun out;
+  // Only token ids are needed; copying logits back would be timed too.
+  const EngineOptions options = engineOptionsOf(s, false);
 
   const int64_t vocab = plan.vocabSize;
   std::unique_ptr<Engine> engine =
@@ -351,14 +361,8 @@ bool tokenLogits(const BenchSettings &s, const plan::Plan &plan,
                  const BenchResult &test, size_t sequence,
                  const std::vector<int32_t> &history,
                  std::vector<float> &logits, std::string &error) {
-  EngineOptions options;
-  options.device = s.device;
-  options.cudaGraphs = s.cudaGraphs;
-  options.cudaDependentLaunch = s.dependentLaunch;
-  options.cudaDecodeGemv = s.decodeGemv;
-  options.keepLogits = true;
-  options.weightsPath = s.weightsPath;
-  std::unique_ptr<Engine> engine = Engine::create(plan, options, error);
+  std::unique_ptr<Engine> engine =
+      Engine::create(plan, engineOptionsOf(s, true), error);
   if (!engine)
     return false;
   std::vector<GenerationRequest> requests =

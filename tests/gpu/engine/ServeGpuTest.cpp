@@ -26,16 +26,6 @@ namespace {
 
 constexpr double kLogitTolerance = 3e-2;
 
-std::unique_ptr<Engine> cudaEngine(const plan::Plan &plan) {
-  EngineOptions options;
-  options.device = Device::Cuda;
-  std::string error;
-  auto engine = Engine::create(plan, options, error);
-  INFO(error);
-  REQUIRE(engine);
-  return engine;
-}
-
 GenerationResult alone(Engine &engine, GenerationRequest r) {
   std::vector<GenerationResult> results;
   GenerationTimings timings;
@@ -65,7 +55,7 @@ std::vector<GenerationRequest> requests(int64_t vocab) {
 
 void checkServed(const std::string &model, int64_t kvBlocks) {
   const plan::Plan plan = testing::loadTestPlan(model + ".fused.splan");
-  auto engine = cudaEngine(plan);
+  auto engine = testing::cudaTestEngine(plan);
   const auto reqs = requests(plan.vocabSize);
   std::vector<GenerationResult> want;
   for (const GenerationRequest &r : reqs)

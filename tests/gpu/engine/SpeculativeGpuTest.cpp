@@ -22,16 +22,6 @@ namespace {
 
 constexpr double kLogitTolerance = 3e-2;
 
-std::unique_ptr<Engine> cudaEngine(const plan::Plan &plan) {
-  EngineOptions options;
-  options.device = Device::Cuda;
-  std::string error;
-  auto engine = Engine::create(plan, options, error);
-  INFO(error);
-  REQUIRE(engine);
-  return engine;
-}
-
 std::vector<GenerationResult> run(Engine &engine,
                                   const std::vector<GenerationRequest> &reqs,
                                   GenerationTimings &timings) {
@@ -59,17 +49,17 @@ std::vector<GenerationRequest> requests(int batch, int64_t vocab) {
 /// Returns the share of proposals accepted over every chain length.
 double checkSame(const plan::Plan &target, const plan::Plan &draftPlan,
                  int batch) {
-  auto plain = cudaEngine(target);
+  auto plain = testing::cudaTestEngine(target);
   const auto reqs = requests(batch, target.vocabSize);
   GenerationTimings timings;
   const auto want = run(*plain, reqs, timings);
   int64_t proposed = 0, accepted = 0;
   for (int64_t tokens : {1, 2, 3, 4, 5, 6, 7, 8}) {
     INFO(tokens << " draft tokens, batch " << batch);
-    auto engine = cudaEngine(target);
+    auto engine = testing::cudaTestEngine(target);
     std::string error;
     const bool attached =
-        engine->attachDraft(cudaEngine(draftPlan), tokens, error);
+        engine->attachDraft(testing::cudaTestEngine(draftPlan), tokens, error);
     INFO(error);
     REQUIRE(attached);
     const auto got = run(*engine, reqs, timings);

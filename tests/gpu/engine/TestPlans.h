@@ -1,16 +1,18 @@
-// The compiled plans the GPU engine tests load: built by the full build's
+// The compiled plans the GPU engine tests load, and their CUDA engines: built by the full build's
 // strata-test-plans target into build/plans (STRATA_TEST_PLAN_DIR), or
 // from STRATA_PLAN_DIR when set (a plans/ folder carried to the GPU
 // machine).
 #ifndef STRATA_TESTS_GPU_ENGINE_TESTPLANS_H
 #define STRATA_TESTS_GPU_ENGINE_TESTPLANS_H
 
+#include "runtime/Engine.h"
 #include "runtime/plan/PlanFile.h"
 
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <string>
 
 namespace strata::testing {
@@ -36,6 +38,18 @@ inline plan::Plan loadTestPlan(const std::string &file) {
   INFO(error);
   REQUIRE(ok);
   return plan;
+}
+
+/// A CUDA engine for `plan` with the default options (graphs on); fails
+/// the current test when it cannot be made.
+inline std::unique_ptr<Engine> cudaTestEngine(const plan::Plan &plan) {
+  EngineOptions options;
+  options.device = Device::Cuda;
+  std::string error;
+  auto engine = Engine::create(plan, options, error);
+  INFO(error);
+  REQUIRE(engine);
+  return engine;
 }
 
 } // namespace strata::testing
