@@ -21,7 +21,8 @@ STRATA_CMAKE_ARGS="-DSTRATA_ENABLE_CUDA=OFF -DSTRATA_SANITIZE=ON -DSTRATA_ENABLE
 cmake --build "$san" -j "$(nproc)"
 cd "$san"
 # The CPU reference runs several times slower under ASan: the engine's
-# longest end-to-end equivalence tests, the serving loop's among them, and
+# longest end-to-end equivalence tests, the serving loop's and speculative
+# decoding's among them, and
 # the default models' perplexity check (`kjv: cpu`, 7M-parameter models over
 # a whole book) would take most of the sanitizer run, so they run in the
 # normal build only here.
@@ -30,7 +31,8 @@ slow='^engine-tests:(a batch of sequences equals each sequence alone'
 slow+='|chunked prefill equals one prefill'
 slow+='|decoding after a prefill equals prefilling the whole sequence'
 slow+='|generic and fused f32 plans agree to fp32 precision'
-slow+='|served greedy tokens equal a generation alone: .*)$'
+slow+='|served greedy tokens equal a generation alone: .*'
+slow+='|speculative greedy decoding = plain greedy decoding, every tiny model, a draft that always agrees)$'
 slow+='|^kjv: cpu$'
 if [ "${STRATA_SAN_FULL:-0}" = 1 ]; then
   ctest --output-on-failure -j "$(nproc)"
