@@ -16,8 +16,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <cmath>
 #include <map>
 
 using namespace strata;
@@ -113,27 +111,8 @@ void checkServed(const std::string &model, int64_t kvBlocks) {
 
   for (size_t i = 0; i < reqs.size(); ++i) {
     INFO("request " << i);
-    const std::vector<int32_t> &w = want[i].tokens, &g = got[i];
-    size_t first = 0;
-    while (first < w.size() && first < g.size() && w[first] == g[first])
-      ++first;
-    if (first == w.size()) {
-      CHECK(g.size() == w.size());
-      continue;
-    }
-    REQUIRE(first < g.size());
-    // The alone run's logits at the divergent step.
-    GenerationRequest upTo = reqs[i];
-    upTo.maxNewTokens = int64_t(first) + 1;
-    const std::vector<float> logits = alone(*engine, upTo).lastLogits;
-    REQUIRE(int64_t(logits.size()) == plan.vocabSize);
-    double scale = 0;
-    for (float v : logits)
-      scale = std::max(scale, double(std::fabs(v)));
-    const float best = *std::max_element(logits.begin(), logits.end());
-    INFO("diverged at token " << first << ": alone " << w[first] << ", served "
-                              << g[first]);
-    CHECK(double(best - logits[size_t(g[first])]) <= kLogitTolerance * scale);
+    testing::checkSameUpToNearTie(*engine, reqs[i], want[i].tokens, got[i],
+                                  kLogitTolerance);
   }
 }
 

@@ -13,8 +13,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <cmath>
 
 using namespace strata;
 
@@ -68,28 +66,8 @@ double checkSame(const plan::Plan &target, const plan::Plan &draftPlan,
     CHECK(timings.verifySteps > 0);
     for (size_t i = 0; i < reqs.size(); ++i) {
       INFO("sequence " << i);
-      const auto &w = want[i].tokens, &g = got[i].tokens;
-      size_t first = 0;
-      while (first < w.size() && first < g.size() && w[first] == g[first])
-        ++first;
-      if (first == w.size()) {
-        CHECK(g.size() == w.size());
-        continue;
-      }
-      REQUIRE(first < g.size());
-      GenerationRequest upTo = reqs[i];
-      upTo.maxNewTokens = int64_t(first) + 1;
-      const std::vector<float> logits = run(*plain, {upTo}, timings)[0]
-                                            .lastLogits;
-      REQUIRE(int64_t(logits.size()) == target.vocabSize);
-      double scale = 0;
-      for (float v : logits)
-        scale = std::max(scale, double(std::fabs(v)));
-      const float best = *std::max_element(logits.begin(), logits.end());
-      INFO("diverged at token " << first << ": plain " << w[first]
-                                << ", speculative " << g[first]);
-      CHECK(double(best - logits[size_t(g[first])]) <=
-            kLogitTolerance * scale);
+      testing::checkSameUpToNearTie(*plain, reqs[i], want[i].tokens,
+                                    got[i].tokens, kLogitTolerance);
     }
   }
   return proposed ? double(accepted) / double(proposed) : 0;

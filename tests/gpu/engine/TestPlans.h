@@ -10,10 +10,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace strata::testing {
 
@@ -50,6 +53,44 @@ inline std::unique_ptr<Engine> cudaTestEngine(const plan::Plan &plan) {
   INFO(error);
   REQUIRE(engine);
   return engine;
+}
+
+/// `got` against `want`, the tokens `reference` generated for `request`:
+/// equal, or equal up to a token where `reference`'s own logits (the
+/// request run again, cut after that token) put the other pick within
+/// `tolerance` of the largest logit magnitude below the best, a near-tie
+/// that rounding decides; the comparison stops there.
+inline void checkSameUpToNearTie(Engine &reference,
+                                 const GenerationRequest &request,
+                                 const std::vector<int32_t> &want,
+                                 const std::vector<int32_t> &got,
+                                 double tolerance) {
+  size_t first = 0;
+  while (first < want.size() && first < got.size() &&
+         want[first] == got[first])
+    ++first;
+  if (first == want.size()) {
+    CHECK(got.size() == want.size());
+    return;
+  }
+  REQUIRE(first < got.size());
+  GenerationRequest upTo = request;
+  upTo.maxNewTokens = int64_t(first) + 1;
+  std::vector<GenerationResult> results;
+  GenerationTimings timings;
+  std::string error;
+  const bool ok = reference.generate({upTo}, results, timings, error);
+  INFO(error);
+  REQUIRE(ok);
+  const std::vector<float> &logits = results.at(0).lastLogits;
+  REQUIRE(int64_t(logits.size()) == reference.plan().vocabSize);
+  double scale = 0;
+  for (float v : logits)
+    scale = std::max(scale, double(std::fabs(v)));
+  const float best = *std::max_element(logits.begin(), logits.end());
+  INFO("diverged at token " << first << ": " << want[first] << " where "
+                            << got[first] << " was picked");
+  CHECK(double(best - logits[size_t(got[first])]) <= tolerance * scale);
 }
 
 } // namespace strata::testing
