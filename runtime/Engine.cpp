@@ -367,8 +367,10 @@ bool Engine::generate(const std::vector<GenerationRequest> &requests,
     reqs.push_back(&requests[r]);
   }
   draftRun_ = draft_ ? &draftSeqs : nullptr;
+  speculating_ = speculative();
   const bool ok = run(live, reqs, results, timings, error);
   draftRun_ = nullptr;
+  speculating_ = false;
   timings.prefillSeconds += draftPrompts;
   for (Sequence &s : seqs) {
     pool_.release(s.id);
@@ -536,7 +538,7 @@ bool Engine::run(std::vector<Sequence *> &seqs,
         accept(which[b], tokens[b], keep ? logits.data() + b * vocab : nullptr);
   }
   timings.prefillSeconds = now() - start;
-  if (draftRun_)
+  if (speculating_)
     return speculativeDecode(seqs, requests, results, timings, error);
 
   // Decode: every live sequence feeds its last token, up to maxBatch each

@@ -153,18 +153,26 @@ public:
 
   /// Speculative decoding in generate() (docs/speculative.md): from now on
   /// the decode phase lets `draft` propose up to `tokens` tokens per
-  /// sequence (greedily, one draft step each), scores them in one step of
-  /// this engine's `verify` program, keeps the longest run the target's
-  /// argmax agrees with plus the target's own next token, and rolls both
-  /// caches back past the rest. The output equals plain greedy decoding's
-  /// up to the rounding of the verify step. False (nothing attached) when
-  /// the plan has no verify program, the vocabularies differ, a model has
-  /// lightning layers (their state is not rolled back), the draft does not
-  /// run on the same device or `tokens` is outside [1, 16]. Requests must
-  /// sample greedily.
+  /// sequence (one draft step each), scores them in one step of this
+  /// engine's `verify` program and keeps what the acceptance rule keeps:
+  /// greedy requests the longest run the target's argmax agrees with, plus
+  /// the target's own next token (the output equals plain greedy
+  /// decoding's up to the rounding of the verify step); sampled requests
+  /// the proposals that pass lossless speculative sampling, so their
+  /// tokens are distributed as the target's own samples. Both caches are
+  /// rolled back past the rest. False (nothing attached) when the plan has
+  /// no verify program, the vocabularies differ, a model has lightning
+  /// layers (their state is not rolled back), the draft does not run on
+  /// the same device, a drafter is attached already or `tokens` is outside
+  /// [1, 16].
   bool attachDraft(std::unique_ptr<Engine> draft, int64_t tokens,
                    std::string &error);
-  bool speculative() const { return draft_ != nullptr; }
+  /// Speculative decoding with prompt lookup as the drafter: the proposals
+  /// are the tokens that followed the last earlier occurrence of the
+  /// sequence's final n-gram (runtime/PromptLookup.h); otherwise as
+  /// attachDraft.
+  bool attachLookup(int64_t tokens, std::string &error);
+  bool speculative() const { return draft_ != nullptr || lookup_; }
 
   /// A conversation: one sequence whose cache is kept from one call of
   /// continueSession to the next, so that each turn feeds only its new
@@ -274,6 +282,19 @@ private:
                          const std::vector<const GenerationRequest *> &requests,
                          std::vector<GenerationResult> &results,
                          GenerationTimings &timings, std::string &error);
+  /// Why speculative decoding with `tokens` proposals per round cannot
+  /// run on this engine (attachDraft, attachLookup).
+  bool checkSpeculation(int64_t tokens, std::string &error) const;
+  /// The draft's proposals for the sequences `group` (indices into
+  /// requests): up to `k[g]` tokens each, one draft step per token; for
+  /// sampled requests also the distribution each was drawn from.
+  bool draftChains(const std::vector<size_t> &group,
+                   const std::vector<int64_t> &k,
+                   const std::vector<const GenerationRequest *> &requests,
+                   const std::vector<GenerationResult> &results,
+                   std::vector<std::vector<int32_t>> &proposals,
+                   std::vector<std::vector<std::vector<double>>> &drawnFrom,
+                   GenerationTimings &timings, std::string &error);
   /// The draft's storage and sequences for `requests` (one each, the same
   /// index), with their prompts fed.
   bool startDraft(const std::vector<GenerationRequest> &requests,
@@ -354,9 +375,13 @@ private:
   const plan::Program *forward_ = nullptr, *prefill_ = nullptr,
                       *extend_ = nullptr, *decode_ = nullptr,
                       *verify_ = nullptr;
-  /// attachDraft: the draft engine and the tokens it proposes per round.
+  /// attachDraft, attachLookup: the drafter and the tokens it proposes per
+  /// round.
   std::unique_ptr<Engine> draft_;
+  bool lookup_ = false;
   int64_t specTokens_ = 0;
+  /// During generate() with a drafter attached.
+  bool speculating_ = false;
   /// During generate() with a draft: the draft's sequences, by request.
   std::vector<Sequence> *draftRun_ = nullptr;
   std::unique_ptr<Backend> backend_;

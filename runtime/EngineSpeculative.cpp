@@ -1,9 +1,13 @@
-// Speculative decoding in Engine::generate (docs/speculative.md): a draft
-// engine proposes a chain of tokens per sequence, the target scores the
-// whole chain in one step of its verify program, and both caches are
-// rolled back past what the target did not accept.
+// Speculative decoding in Engine::generate (docs/speculative.md): a drafter
+// (a draft engine, or prompt lookup in the sequence's own tokens) proposes
+// a chain of tokens per sequence, the target scores the whole chain in one
+// step of its verify program, keeps what greedy decoding or lossless
+// speculative sampling accepts, and both caches are rolled back past the
+// rest.
 #include "runtime/Clock.h"
 #include "runtime/Engine.h"
+#include "runtime/PromptLookup.h"
+#include "runtime/SpecSampling.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,19 +16,36 @@ namespace strata {
 
 namespace {
 
-/// The most tokens a draft may propose per sequence and round.
+/// The most tokens a drafter may propose per sequence and round.
 constexpr int64_t kMaxSpecTokens = 16;
+
+/// Speculative sampling draws its uniforms from streams of its own (the
+/// request's seed mixed with one of these), keyed by the index of the
+/// generated token they decide: the draft's proposal, the acceptance test
+/// and the draw from the residual (or from the model's distribution after
+/// the last accepted proposal). Each (stream, index) pair decides at most
+/// one kept token.
+constexpr uint64_t kDraftDrawStream = 0x9d2c5680a3b1e4f7ull;
+constexpr uint64_t kAcceptStream = 0x3c6ef372fe94f82bull;
+constexpr uint64_t kResampleStream = 0xa54ff53a5f1d36f1ull;
+
+double streamUniform(const SamplingParams &params, uint64_t stream,
+                     int64_t seqId, int64_t index) {
+  return counterUniform(params.seed ^ stream, uint64_t(seqId),
+                        uint64_t(index));
+}
 
 } // namespace
 
-bool Engine::attachDraft(std::unique_ptr<Engine> draft, int64_t tokens,
-                         std::string &error) {
-  if (!draft) {
-    error = "no draft model";
+bool Engine::checkSpeculation(int64_t tokens, std::string &error) const {
+  if (speculative()) {
+    error = "model '" + plan_.modelName +
+            "' already has a drafter attached; speculative decoding takes "
+            "one";
     return false;
   }
   if (tokens < 1 || tokens > kMaxSpecTokens) {
-    error = "the draft proposes 1 to " + std::to_string(kMaxSpecTokens) +
+    error = "the drafter proposes 1 to " + std::to_string(kMaxSpecTokens) +
             " tokens per step, not " + std::to_string(tokens);
     return false;
   }
@@ -34,6 +55,23 @@ bool Engine::attachDraft(std::unique_ptr<Engine> draft, int64_t tokens,
             "tokens (compile it with --emit=fused)";
     return false;
   }
+  if (plan_.linearState.layers > 0) {
+    error = "model '" + plan_.modelName +
+            "' has lightning-attention layers, whose state speculative "
+            "decoding does not roll back yet";
+    return false;
+  }
+  return true;
+}
+
+bool Engine::attachDraft(std::unique_ptr<Engine> draft, int64_t tokens,
+                         std::string &error) {
+  if (!draft) {
+    error = "no draft model";
+    return false;
+  }
+  if (!checkSpeculation(tokens, error))
+    return false;
   if (draft->plan_.vocabSize != plan_.vocabSize) {
     error = "the draft model '" + draft->plan_.modelName + "' has a vocabulary "
             "of " + std::to_string(draft->plan_.vocabSize) + " tokens and "
@@ -42,20 +80,18 @@ bool Engine::attachDraft(std::unique_ptr<Engine> draft, int64_t tokens,
             "; speculative decoding needs the same vocabulary";
     return false;
   }
-  for (const Engine *e : {static_cast<const Engine *>(this),
-                          static_cast<const Engine *>(draft.get())})
-    if (e->plan_.linearState.layers > 0) {
-      error = "model '" + e->plan_.modelName +
-              "' has lightning-attention layers, whose state speculative "
-              "decoding does not roll back yet";
-      return false;
-    }
+  if (draft->plan_.linearState.layers > 0) {
+    error = "model '" + draft->plan_.modelName +
+            "' has lightning-attention layers, whose state speculative "
+            "decoding does not roll back yet";
+    return false;
+  }
   if (draft->options_.device != options_.device) {
     error = "the draft model runs on another device than the model";
     return false;
   }
-  if (draft->draft_) {
-    error = "the draft model has a draft of its own";
+  if (draft->speculative()) {
+    error = "the draft model has a drafter of its own";
     return false;
   }
   draft_ = std::move(draft);
@@ -63,15 +99,16 @@ bool Engine::attachDraft(std::unique_ptr<Engine> draft, int64_t tokens,
   return true;
 }
 
+bool Engine::attachLookup(int64_t tokens, std::string &error) {
+  if (!checkSpeculation(tokens, error))
+    return false;
+  lookup_ = true;
+  specTokens_ = tokens;
+  return true;
+}
+
 bool Engine::startDraft(const std::vector<GenerationRequest> &requests,
                         std::vector<Sequence> &draftSeqs, std::string &error) {
-  for (size_t r = 0; r < requests.size(); ++r)
-    if (requests[r].sampling.temperature != 0.0) {
-      error = "request " + std::to_string(r) +
-              ": speculative decoding samples greedily (temperature 0) "
-              "only so far";
-      return false;
-    }
   Engine &d = *draft_;
   for (size_t r = 0; r < requests.size(); ++r)
     if (!d.checkRequest(requests[r], r, 0, d.plan_.maxPositions, error)) {
@@ -180,16 +217,18 @@ bool Engine::speculativeDecode(
     const std::vector<const GenerationRequest *> &requests,
     std::vector<GenerationResult> &results, GenerationTimings &timings,
     std::string &error) {
-  std::vector<Sequence> &drafts = *draftRun_;
-  Engine &d = *draft_;
+  Engine *d = draft_.get();
+  std::vector<Sequence> *drafts = draftRun_;
   const int64_t vocab = plan_.vocabSize;
   // A round of a group: at most specTokens_ + 1 tokens per sequence in the
   // verify step, and one or two (a catch-up) in each draft step.
-  const int64_t maxBatch = std::min(plan_.limits.maxBatch,
-                                    d.plan_.limits.maxBatch);
+  int64_t maxBatch = plan_.limits.maxBatch;
+  int64_t maxTokens = plan_.limits.maxTokens;
+  if (d) {
+    maxBatch = std::min(maxBatch, d->plan_.limits.maxBatch);
+    maxTokens = std::min(maxTokens, d->plan_.limits.maxTokens);
+  }
   const int64_t perSeq = std::max<int64_t>(specTokens_ + 1, 2);
-  const int64_t maxTokens = std::min(plan_.limits.maxTokens,
-                                     d.plan_.limits.maxTokens);
   const int64_t groupSize =
       std::max<int64_t>(1, std::min(maxBatch, maxTokens / perSeq));
   // Token p of sequence i: its prompt, then what it generated.
@@ -199,14 +238,35 @@ bool Engine::speculativeDecode(
                ? prompt[size_t(p)]
                : results[i].tokens[size_t(p - int64_t(prompt.size()))];
   };
+  // The draft keeps the tokens the model keeps: it drops what it cached
+  // past the first `kept`, and feeds next whatever of them it has not
+  // cached, up to and including the model's pending token.
+  auto syncDraft = [&](size_t i, int64_t kept) {
+    if (!d)
+      return true;
+    Sequence &ds = (*drafts)[i];
+    if (ds.position > kept && !d->rollBack(ds, kept, error)) {
+      error = "the draft model: " + error;
+      return false;
+    }
+    ds.pending.clear();
+    for (int64_t p = ds.position; p <= kept; ++p)
+      ds.pending.push_back(tokenAt(i, p));
+    return true;
+  };
   // The draft has taken in the prompts; it feeds the first generated
   // token (the target's pending one) in its first round.
   for (size_t i = 0; i < seqs.size(); ++i)
-    if (!seqs[i]->done)
-      for (int64_t p = drafts[i].position; p <= seqs[i]->position; ++p)
-        drafts[i].pending.push_back(tokenAt(i, p));
+    if (!seqs[i]->done && !syncDraft(i, seqs[i]->position))
+      return false;
+  auto sampled = [&](size_t i) {
+    return requests[i]->sampling.temperature != 0.0;
+  };
+  std::vector<float> logits;
+  std::vector<float> *keep = options_.keepLogits ? &logits : nullptr;
   std::vector<int32_t> tokens;
-  std::vector<float> rows;
+  std::vector<float> rows, draftRows;
+  std::vector<double> p;
   const double start = secondsNow();
   while (true) {
     std::vector<size_t> live;
@@ -222,56 +282,71 @@ bool Engine::speculativeDecode(
       // Each sequence drafts what it may still keep: the verify step adds
       // the target's own token after the accepted ones.
       std::vector<int64_t> k(group.size());
-      int64_t rounds = 0;
       for (size_t g = 0; g < group.size(); ++g) {
         const size_t i = group[g];
         const int64_t left = requests[i]->maxNewTokens - seqs[i]->generated;
         k[g] = std::clamp<int64_t>(left - 1, 0, specTokens_);
-        rounds = std::max(rounds, k[g]);
       }
       std::vector<std::vector<int32_t>> proposals(group.size());
+      // Per proposal of a sampled request, the draft's distribution it was
+      // drawn from (prompt lookup proposes for certain: none).
+      std::vector<std::vector<std::vector<double>>> drawnFrom(group.size());
       const double draftStart = secondsNow();
-      for (int64_t r = 0; r < rounds; ++r) {
-        std::vector<Sequence *> batch;
-        std::vector<int64_t> counts;
-        std::vector<StepSample> samples;
-        std::vector<size_t> which;
-        for (size_t g = 0; g < group.size(); ++g) {
-          if (k[g] <= r)
-            continue;
-          Sequence &ds = drafts[group[g]];
-          batch.push_back(&ds);
-          counts.push_back(int64_t(ds.pending.size()));
-          StepSample draw; // greedy
-          draw.seqId = uint64_t(ds.id);
-          draw.step = uint64_t(ds.draws);
-          samples.push_back(draw);
-          which.push_back(g);
-        }
-        if (!d.step(batch, counts, samples, tokens, nullptr, error)) {
-          error = "the draft model: " + error;
+      if (d) {
+        if (!draftChains(group, k, requests, results, proposals, drawnFrom,
+                         timings, error))
           return false;
+      } else {
+        for (size_t g = 0; g < group.size(); ++g) {
+          const size_t i = group[g];
+          std::vector<int32_t> context = requests[i]->prompt;
+          context.insert(context.end(), results[i].tokens.begin(),
+                         results[i].tokens.end());
+          proposals[g] = lookupProposals(context, k[g]);
         }
-        for (size_t b = 0; b < batch.size(); ++b) {
-          batch[b]->pending = {tokens[b]};
-          ++batch[b]->draws;
-          proposals[which[b]].push_back(tokens[b]);
-        }
-        ++timings.draftSteps;
       }
       timings.draftSeconds += secondsNow() - draftStart;
 
-      // The target scores its pending token and the proposals as a chain.
-      const double verifyStart = secondsNow();
       std::vector<Sequence *> batch;
       std::vector<int64_t> counts;
+      for (size_t i : group)
+        batch.push_back(seqs[i]);
+      const bool anyProposal =
+          std::any_of(proposals.begin(), proposals.end(),
+                      [](const std::vector<int32_t> &v) { return !v.empty(); });
+      if (!anyProposal) {
+        // Nothing to verify (no lookup matched, or one token is left):
+        // a plain decode step.
+        std::vector<StepSample> samples;
+        for (size_t i : group) {
+          StepSample draw;
+          draw.params = requests[i]->sampling;
+          draw.seqId = uint64_t(seqs[i]->id);
+          draw.step = uint64_t(seqs[i]->draws);
+          samples.push_back(draw);
+        }
+        if (!step(batch, std::vector<int64_t>(batch.size(), 1), samples,
+                  tokens, keep, error))
+          return false;
+        ++timings.decodeSteps;
+        for (size_t g = 0; g < group.size(); ++g) {
+          const size_t i = group[g];
+          acceptToken(*seqs[i], *requests[i], results[i], tokens[g],
+                      keep ? logits.data() + g * vocab : nullptr);
+          if (!seqs[i]->done && !syncDraft(i, seqs[i]->position))
+            return false;
+        }
+        continue;
+      }
+
+      // The target scores its pending token and the proposals as a chain.
+      const double verifyStart = secondsNow();
       std::vector<int64_t> before;
       for (size_t g = 0; g < group.size(); ++g) {
         Sequence &s = *seqs[group[g]];
         before.push_back(s.position);
         s.pending.insert(s.pending.end(), proposals[g].begin(),
                          proposals[g].end());
-        batch.push_back(&s);
         counts.push_back(int64_t(s.pending.size()));
       }
       if (!verifyStep(batch, counts, rows, error))
@@ -284,45 +359,122 @@ bool Engine::speculativeDecode(
       for (size_t g = 0; g < group.size(); ++g) {
         const size_t i = group[g];
         Sequence &s = *seqs[i];
+        const GenerationRequest &req = *requests[i];
         const float *base = rows.data() + row * vocab;
         row += counts[g];
-        // The longest run of proposals the target's argmax agrees with,
-        // then the target's own token after it.
+        const std::vector<int32_t> &proposed = proposals[g];
+        const int64_t n = int64_t(proposed.size());
+        const int64_t index0 = int64_t(results[i].tokens.size());
+        // Greedy: proposals are kept while each is the target's argmax,
+        // then the target's own token follows. Sampling: each proposal
+        // passes the acceptance test or is replaced by a draw from the
+        // residual, and after a run of accepted ones the target draws the
+        // next token itself.
         int64_t accepted = 0;
-        while (accepted < k[g] &&
-               argmax(base + accepted * vocab, vocab) ==
-                   proposals[g][size_t(accepted)])
+        for (int64_t e = 0; e <= n && !s.done; ++e) {
+          const float *at = base + e * vocab;
+          int32_t token = 0;
+          bool kept = false;
+          if (!sampled(i)) {
+            token = int32_t(argmax(at, vocab));
+            kept = e < n && token == proposed[size_t(e)];
+          } else {
+            samplingDistribution(at, vocab, req.sampling, p);
+            const double resample = streamUniform(
+                req.sampling, kResampleStream, s.id, index0 + e);
+            if (e < n) {
+              const SpecVerdict verdict = judgeProposal(
+                  p, drawnFrom[g].empty() ? nullptr : &drawnFrom[g][size_t(e)],
+                  proposed[size_t(e)],
+                  streamUniform(req.sampling, kAcceptStream, s.id, index0 + e),
+                  resample);
+              token = verdict.token;
+              kept = verdict.accepted;
+            } else {
+              token = drawFrom(p, resample);
+            }
+          }
+          acceptToken(s, req, results[i], token,
+                      options_.keepLogits ? at : nullptr);
+          if (!kept)
+            break;
           ++accepted;
-        timings.proposedTokens += k[g];
+        }
+        timings.proposedTokens += n;
         timings.acceptedTokens += accepted;
         ++timings.verifiedSequences;
-        for (int64_t e = 0; e <= accepted && !s.done; ++e) {
-          const float *at = base + e * vocab;
-          const int32_t token = e < accepted ? proposals[g][size_t(e)]
-                                             : int32_t(argmax(at, vocab));
-          acceptToken(s, *requests[i], results[i], token,
-                      options_.keepLogits ? at : nullptr);
-        }
         if (s.done)
           continue;
-        // Both caches keep the pending token and the accepted proposals:
-        // the target's drops what it verified past them; the draft feeds
-        // next whatever of them it has not cached, and the new token.
+        // Both caches keep the pending token and the accepted proposals.
         const int64_t kept = before[g] + accepted + 1;
-        if (!rollBack(s, kept, error))
+        if (!rollBack(s, kept, error) || !syncDraft(i, kept))
           return false;
-        Sequence &ds = drafts[i];
-        if (ds.position > kept && !d.rollBack(ds, kept, error)) {
-          error = "the draft model: " + error;
-          return false;
-        }
-        ds.pending.clear();
-        for (int64_t p = ds.position; p <= kept; ++p)
-          ds.pending.push_back(tokenAt(i, p));
       }
     }
   }
   timings.decodeSeconds = secondsNow() - start;
+  return true;
+}
+
+bool Engine::draftChains(
+    const std::vector<size_t> &group, const std::vector<int64_t> &k,
+    const std::vector<const GenerationRequest *> &requests,
+    const std::vector<GenerationResult> &results,
+    std::vector<std::vector<int32_t>> &proposals,
+    std::vector<std::vector<std::vector<double>>> &drawnFrom,
+    GenerationTimings &timings, std::string &error) {
+  Engine &d = *draft_;
+  std::vector<Sequence> &drafts = *draftRun_;
+  const int64_t vocab = plan_.vocabSize;
+  const int64_t rounds = *std::max_element(k.begin(), k.end());
+  std::vector<int32_t> tokens;
+  std::vector<float> rows;
+  for (int64_t r = 0; r < rounds; ++r) {
+    std::vector<Sequence *> batch;
+    std::vector<int64_t> counts;
+    std::vector<StepSample> samples;
+    std::vector<size_t> which;
+    bool anySampled = false;
+    for (size_t g = 0; g < group.size(); ++g) {
+      if (k[g] <= r)
+        continue;
+      Sequence &ds = drafts[group[g]];
+      batch.push_back(&ds);
+      counts.push_back(int64_t(ds.pending.size()));
+      // The device picks greedy proposals; sampled ones are drawn below
+      // from the logits, whose distribution the acceptance test needs.
+      StepSample draw;
+      draw.seqId = uint64_t(ds.id);
+      draw.step = uint64_t(ds.draws);
+      samples.push_back(draw);
+      which.push_back(g);
+      anySampled |= requests[group[g]]->sampling.temperature != 0.0;
+    }
+    if (!d.step(batch, counts, samples, tokens, anySampled ? &rows : nullptr,
+                error)) {
+      error = "the draft model: " + error;
+      return false;
+    }
+    for (size_t b = 0; b < batch.size(); ++b) {
+      const size_t g = which[b];
+      const GenerationRequest &req = *requests[group[g]];
+      int32_t token = tokens[b];
+      if (req.sampling.temperature != 0.0) {
+        std::vector<double> q;
+        samplingDistribution(rows.data() + int64_t(b) * vocab, vocab,
+                             req.sampling, q);
+        const int64_t index =
+            int64_t(results[group[g]].tokens.size()) + int64_t(r);
+        token = drawFrom(q, streamUniform(req.sampling, kDraftDrawStream,
+                                          batch[b]->id, index));
+        drawnFrom[g].push_back(std::move(q));
+      }
+      batch[b]->pending = {token};
+      ++batch[b]->draws;
+      proposals[g].push_back(token);
+    }
+    ++timings.draftSteps;
+  }
   return true;
 }
 

@@ -32,7 +32,9 @@ slow+='|chunked prefill equals one prefill'
 slow+='|decoding after a prefill equals prefilling the whole sequence'
 slow+='|generic and fused f32 plans agree to fp32 precision'
 slow+='|served greedy tokens equal a generation alone: .*'
-slow+='|speculative greedy decoding = plain greedy decoding, every tiny model, a draft that always agrees)$'
+slow+='|speculative greedy decoding = plain greedy decoding, every tiny model, a draft that always agrees'
+slow+='|speculative greedy decoding with prompt lookup = plain greedy decoding'
+slow+="|speculative sampling keeps the model's distribution)$"
 slow+='|^kjv: cpu$'
 if [ "${STRATA_SAN_FULL:-0}" = 1 ]; then
   ctest --output-on-failure -j "$(nproc)"

@@ -30,54 +30,77 @@ int64_t argmaxRef(const float *logits, int64_t vocab) {
   return best;
 }
 
-int64_t sampleFilteredRef(const float *logits, int64_t vocab,
-                          double temperature, int64_t topK, double topP,
-                          double uniform) {
-  // Descending logit order, ties by token id, so that the filters and the
-  // walk below are deterministic.
-  std::vector<int64_t> order(vocab);
-  std::iota(order.begin(), order.end(), 0);
+namespace {
+/// The candidates a draw keeps: `order` receives token ids by logit
+/// descending (ties by id), `probs` their unnormalised probabilities; the
+/// first `keep` of them survive top-k and top-p, with mass `total`.
+struct Kept {
+  std::vector<int64_t> order;
+  std::vector<double> probs;
+  int64_t keep = 0;
+  double total = 0.0;
+};
+
+Kept keptCandidates(const float *logits, int64_t vocab, double temperature,
+                    int64_t topK, double topP) {
+  Kept k;
+  k.order.resize(size_t(vocab));
+  std::iota(k.order.begin(), k.order.end(), 0);
   auto byLogit = [&](int64_t a, int64_t b) {
     return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
   };
-  int64_t keep = vocab;
+  k.keep = vocab;
   if (topK > 0 && topK < vocab) {
-    keep = topK;
-    std::partial_sort(order.begin(), order.begin() + keep, order.end(),
-                      byLogit);
+    k.keep = topK;
+    std::partial_sort(k.order.begin(), k.order.begin() + k.keep,
+                      k.order.end(), byLogit);
   } else {
-    std::sort(order.begin(), order.end(), byLogit);
+    std::sort(k.order.begin(), k.order.end(), byLogit);
   }
 
-  std::vector<double> probs(keep);
-  double maxLogit = logits[order[0]];
-  double total = 0.0;
-  for (int64_t i = 0; i < keep; ++i) {
-    probs[i] = std::exp((logits[order[i]] - maxLogit) / temperature);
-    total += probs[i];
+  k.probs.resize(size_t(k.keep));
+  const double maxLogit = logits[k.order[0]];
+  for (int64_t i = 0; i < k.keep; ++i) {
+    k.probs[i] = std::exp((logits[k.order[i]] - maxLogit) / temperature);
+    k.total += k.probs[i];
   }
   if (topP < 1.0) {
     double cumulative = 0.0;
-    int64_t cut = keep;
-    for (int64_t i = 0; i < keep; ++i) {
-      cumulative += probs[i];
-      if (cumulative >= topP * total) {
+    int64_t cut = k.keep;
+    for (int64_t i = 0; i < k.keep; ++i) {
+      cumulative += k.probs[i];
+      if (cumulative >= topP * k.total) {
         cut = i + 1;
         break;
       }
     }
-    keep = cut;
-    total = std::accumulate(probs.begin(), probs.begin() + keep, 0.0);
+    k.keep = cut;
+    k.total = std::accumulate(k.probs.begin(), k.probs.begin() + k.keep, 0.0);
   }
+  return k;
+}
+} // namespace
 
-  double target = uniform * total;
+int64_t sampleFilteredRef(const float *logits, int64_t vocab,
+                          double temperature, int64_t topK, double topP,
+                          double uniform) {
+  const Kept k = keptCandidates(logits, vocab, temperature, topK, topP);
+  const double target = uniform * k.total;
   double cumulative = 0.0;
-  for (int64_t i = 0; i < keep; ++i) {
-    cumulative += probs[i];
+  for (int64_t i = 0; i < k.keep; ++i) {
+    cumulative += k.probs[i];
     if (target < cumulative)
-      return order[i];
+      return k.order[i];
   }
-  return order[keep - 1]; // rounding left target at the very top
+  return k.order[k.keep - 1]; // rounding left target at the very top
+}
+
+void filteredProbsRef(const float *logits, int64_t vocab, double temperature,
+                      int64_t topK, double topP, double *probs) {
+  std::fill(probs, probs + vocab, 0.0);
+  const Kept k = keptCandidates(logits, vocab, temperature, topK, topP);
+  for (int64_t i = 0; i < k.keep; ++i)
+    probs[k.order[i]] = k.probs[i] / k.total;
 }
 
 } // namespace strata::kernels

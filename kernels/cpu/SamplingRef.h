@@ -29,6 +29,13 @@ int64_t sampleFilteredRef(const float *logits, int64_t vocab,
                           double temperature, int64_t topK, double topP,
                           double uniform);
 
+/// The distribution sampleFilteredRef draws from, over the whole
+/// vocabulary: `probs[v]` (size vocab) is token v's probability after
+/// temperature, top-k and top-p, 0 for the tokens the filters drop; the
+/// kept ones sum to 1.
+void filteredProbsRef(const float *logits, int64_t vocab, double temperature,
+                      int64_t topK, double topP, double *probs);
+
 } // namespace strata::kernels
 
 #endif // STRATA_KERNELS_CPU_SAMPLINGREF_H

@@ -202,11 +202,15 @@ void addRunOptions(ArgParser &parser) {
   parser.addOption("draft", "MODEL",
                    "speculative decoding: this smaller model of the same "
                    "vocabulary proposes tokens that the model verifies in "
-                   "one step (greedy only; a compiled plan, or for strata "
-                   "run also a model file)");
+                   "one step (a compiled plan, or for strata run also a "
+                   "model file)");
+  parser.addFlag("spec-lookup",
+                 "speculative decoding with prompt lookup: the tokens that "
+                 "followed the sequence's last few tokens where they "
+                 "occurred before are proposed (no draft model)");
   parser.addOption("spec-tokens", "N",
-                   "with --draft: tokens the draft proposes per step, 1 to "
-                   "16 (default 4)");
+                   "with --draft or --spec-lookup: tokens proposed per "
+                   "step, 1 to 16 (default 4)");
 }
 
 namespace {
@@ -288,15 +292,15 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
   int64_t specTokens = 4;
   if (parser.has("draft") && draftPath.empty())
     return usage("--draft expects a model or plan path");
-  if (parser.has("spec-tokens") && !parser.has("draft"))
-    return usage("--spec-tokens applies with --draft only");
+  const bool lookup = parser.has("spec-lookup");
+  if (lookup && parser.has("draft"))
+    return usage("--draft and --spec-lookup are two drafters; give one");
+  if (parser.has("spec-tokens") && !parser.has("draft") && !lookup)
+    return usage("--spec-tokens applies with --draft or --spec-lookup");
   if (parser.has("spec-tokens") &&
       !parseInteger(parser.get("spec-tokens"), 1, 16, specTokens))
     return usage("--spec-tokens expects an integer in [1, 16], got '" +
                  parser.get("spec-tokens") + "'");
-  if (parser.has("draft") && request.sampling.temperature != 0.0)
-    return usage("--draft decodes greedily: speculative sampling with a "
-                 "--temperature is not implemented yet");
   std::string logitsOut =
       parser.has("logits-out") ? parser.get("logits-out") : std::string();
   if (parser.has("logits-out") && logitsOut.empty())
@@ -339,6 +343,8 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
       if (!engine->attachDraft(std::move(draft), specTokens, error))
         return failed(error);
     }
+    if (lookup && !engine->attachLookup(specTokens, error))
+      return failed(error);
     // Text: each sequence decodes as it goes (stop strings end it); with
     // one sequence the text is streamed to stdout.
     std::vector<std::unique_ptr<TextStream>> streams;
@@ -437,16 +443,17 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
       timings.decodeSteps ? timings.decodeSeconds * 1e3 / timings.decodeSteps
                           : 0.0,
       backend.c_str());
-  if (!draftPath.empty()) {
+  if (!draftPath.empty() || lookup) {
     // Each verification of a sequence keeps its accepted draft tokens and
     // adds the model's own next token.
     const int64_t verified = timings.verifiedSequences;
     std::fprintf(
         report,
-        "speculative: the draft proposed %lld tokens, the model accepted "
+        "speculative: %s proposed %lld tokens, the model accepted "
         "%lld (%.1f%%); mean accepted length %.2f tokens per verification "
         "(of at most %lld); draft %.2f ms in %lld steps, verify %.2f ms in "
         "%lld steps\n",
+        lookup ? "prompt lookup" : "the draft",
         (long long)timings.proposedTokens, (long long)timings.acceptedTokens,
         timings.proposedTokens
             ? 100.0 * double(timings.acceptedTokens) /

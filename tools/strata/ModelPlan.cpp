@@ -225,8 +225,10 @@ int runCompiledModel(const std::string &tool,
   // forward, the reference, which no fusion touches. Leaving fusions out
   // is asked of the fused programs, so then the CPU runs those too.
   std::optional<FusionPipelineConfig> fusion;
-  // Speculative decoding (--draft) needs the fused verify program too.
+  // Speculative decoding (--draft, --spec-lookup) needs the fused verify
+  // program too.
   if (parser.has("disable-pass") || parser.has("draft") ||
+      parser.has("spec-lookup") ||
       (parser.has("device") && parser.get("device") == "cuda"))
     fusion.emplace();
   if (parser.has("disable-pass"))

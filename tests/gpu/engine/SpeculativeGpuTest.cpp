@@ -1,7 +1,8 @@
-// Speculative decoding on the CUDA backend: greedy tokens with a draft
+// Speculative decoding on the CUDA backend: greedy tokens with a drafter
 // equal plain greedy decoding's on the same GPU, with a draft that always
-// agrees (the model itself) and one that rarely does (other weights:
-// rollback at every depth), at batch 1 and 8.
+// agrees (the model itself), one that rarely does (other weights: rollback
+// at every depth), and prompt lookup on prompts that repeat themselves, at
+// batch 1 and 8.
 //
 // The verify program and the decode program round differently (a chain of
 // tokens per sequence against one), so where two logits are closer than
@@ -31,24 +32,30 @@ std::vector<GenerationResult> run(Engine &engine,
   return results;
 }
 
-std::vector<GenerationRequest> requests(int batch, int64_t vocab) {
+/// `batch` prompts of different lengths; with `copies` > 1 each is its
+/// first part repeated that many times.
+std::vector<GenerationRequest> requests(int batch, int64_t vocab,
+                                        int copies = 1) {
   std::vector<GenerationRequest> out;
   for (int b = 0; b < batch; ++b) {
     GenerationRequest r;
     const int length = 3 + (b * 29) % 70;
-    for (int i = 0; i < length; ++i)
-      r.prompt.push_back(int32_t((i * 131 + b * 71 + 7) % vocab));
+    for (int copy = 0; copy < copies; ++copy)
+      for (int i = 0; i < length; ++i)
+        r.prompt.push_back(int32_t((i * 131 + b * 71 + 7) % vocab));
     r.maxNewTokens = 24 - b % 3;
     out.push_back(r);
   }
   return out;
 }
 
-/// Returns the share of proposals accepted over every chain length.
-double checkSame(const plan::Plan &target, const plan::Plan &draftPlan,
-                 int batch) {
+/// Speculative decoding with `draftPlan` (prompt lookup when null) at
+/// every chain length from 1 to 8 against plain decoding; returns the
+/// share of proposals accepted.
+double checkSame(const plan::Plan &target, const plan::Plan *draftPlan,
+                 const std::vector<GenerationRequest> &reqs) {
   auto plain = testing::cudaTestEngine(target);
-  const auto reqs = requests(batch, target.vocabSize);
+  const int64_t batch = int64_t(reqs.size());
   GenerationTimings timings;
   const auto want = run(*plain, reqs, timings);
   int64_t proposed = 0, accepted = 0;
@@ -57,7 +64,9 @@ double checkSame(const plan::Plan &target, const plan::Plan &draftPlan,
     auto engine = testing::cudaTestEngine(target);
     std::string error;
     const bool attached =
-        engine->attachDraft(testing::cudaTestEngine(draftPlan), tokens, error);
+        draftPlan ? engine->attachDraft(testing::cudaTestEngine(*draftPlan),
+                                        tokens, error)
+                  : engine->attachLookup(tokens, error);
     INFO(error);
     REQUIRE(attached);
     const auto got = run(*engine, reqs, timings);
@@ -80,7 +89,7 @@ TEST_CASE("speculative decoding on the GPU = plain decoding, a draft that "
           "[gpu][engine][speculative]") {
   const plan::Plan plan = testing::loadTestPlan("tiny-llama.fused.splan");
   for (int batch : {1, 8})
-    CHECK(checkSame(plan, plan, batch) > 0.9);
+    CHECK(checkSame(plan, &plan, requests(batch, plan.vocabSize)) > 0.9);
 }
 
 TEST_CASE("speculative decoding on the GPU = plain decoding, a draft that "
@@ -90,5 +99,17 @@ TEST_CASE("speculative decoding on the GPU = plain decoding, a draft that "
   plan::Plan other = plan;
   other.weightSeed += 1;
   for (int batch : {1, 8})
-    CHECK(checkSame(plan, other, batch) < 0.5);
+    CHECK(checkSame(plan, &other, requests(batch, plan.vocabSize)) < 0.5);
+}
+
+TEST_CASE("speculative decoding on the GPU = plain decoding, prompt lookup",
+          "[gpu][engine][speculative]") {
+  for (const char *name :
+       {"tiny-llama.fused.splan", "tiny-qwen3.fused.splan",
+        "tiny-gemma-sliding.fused.splan"}) {
+    INFO(name);
+    const plan::Plan plan = testing::loadTestPlan(name);
+    for (int batch : {1, 8})
+      checkSame(plan, nullptr, requests(batch, plan.vocabSize, 3));
+  }
 }

@@ -1,13 +1,18 @@
-// Speculative decoding on the CPU engine: with a draft attached, greedy
+// Speculative decoding on the CPU engine: with a drafter attached, greedy
 // generation gives exactly the tokens plain greedy decoding gives, whatever
-// the draft proposes: a draft that always agrees (the model itself: every
+// the drafter proposes: a draft that always agrees (the model itself: every
 // proposal kept), one that rarely does (other weights: rollback at every
-// depth of chains of 1 to 8 tokens), and the trained pair (models/kjv and
-// its draft), at batch 1 and 8.
+// depth of chains of 1 to 8 tokens), the trained pair (models/kjv and its
+// draft), and prompt lookup, at batch 1 and 8. With a temperature, the
+// tokens are distributed as plain sampling's (chi-square tests over many
+// seeds).
 #include "runtime/Engine.h"
+#include "tests/unit/ChiSquare.h"
 #include "tests/unit/engine/CompilePlan.h"
 
 #include <catch2/catch.hpp>
+
+#include <map>
 
 using namespace strata;
 
@@ -40,9 +45,9 @@ std::vector<GenerationResult> run(Engine &engine,
 }
 
 /// Plain greedy decoding against speculative decoding with `draftPlan`
-/// proposing each of `chains` tokens per round; returns the accepted share
-/// of the last.
-double checkSame(const plan::Plan &target, const plan::Plan &draftPlan,
+/// (prompt lookup when null) proposing each of `chains` tokens per round;
+/// returns the accepted share of the last.
+double checkSame(const plan::Plan &target, const plan::Plan *draftPlan,
                  const std::vector<GenerationRequest> &reqs,
                  std::initializer_list<int64_t> chains) {
   auto plain = testing::makeCpuEngine(target);
@@ -54,8 +59,10 @@ double checkSame(const plan::Plan &target, const plan::Plan &draftPlan,
     {
       auto engine = testing::makeCpuEngine(target);
       std::string error;
-      const bool attached = engine->attachDraft(
-          testing::makeCpuEngine(draftPlan), tokens, error);
+      const bool attached =
+          draftPlan ? engine->attachDraft(testing::makeCpuEngine(*draftPlan),
+                                          tokens, error)
+                    : engine->attachLookup(tokens, error);
       INFO(error);
       REQUIRE(attached);
       const auto got = run(*engine, reqs, timings);
@@ -84,7 +91,7 @@ TEST_CASE("speculative greedy decoding = plain greedy decoding, every tiny "
     const plan::Plan plan = testing::compilePlan(model, 256, true);
     for (int batch : {1, 8}) {
       const double share = checkSame(
-          plan, plan, requests(batch, plan.vocabSize, 20), {1, 4, 8});
+          plan, &plan, requests(batch, plan.vocabSize, 20), {1, 4, 8});
       // The model drafting for itself: every proposal is its own argmax.
       CHECK(share == 1.0);
     }
@@ -98,11 +105,11 @@ TEST_CASE("speculative greedy decoding = plain greedy decoding with a draft "
   other.weightSeed += 1;
   // Rollback at every depth of a chain of 1 to 8 at batch 1; batch 8
   // with chains of 3.
-  double share = checkSame(plan, other, requests(1, plan.vocabSize, 20),
+  double share = checkSame(plan, &other, requests(1, plan.vocabSize, 20),
                            {1, 2, 3, 4, 5, 6, 7, 8});
   // Unrelated random weights: most proposals are rolled back.
   CHECK(share < 0.5);
-  share = checkSame(plan, other, requests(8, plan.vocabSize, 20), {3});
+  share = checkSame(plan, &other, requests(8, plan.vocabSize, 20), {3});
   CHECK(share < 0.5);
 }
 
@@ -112,7 +119,35 @@ TEST_CASE("speculative greedy decoding = plain greedy decoding for the "
   const plan::Plan draft =
       testing::compilePlan("kjv-draft/model.yaml", 256, true);
   for (int batch : {1, 8})
-    checkSame(target, draft, requests(batch, target.vocabSize, 24), {4});
+    checkSame(target, &draft, requests(batch, target.vocabSize, 24), {4});
+}
+
+TEST_CASE("speculative greedy decoding with prompt lookup = plain greedy "
+          "decoding") {
+  // Prompts that repeat themselves, so that lookups match; the models'
+  // continuations then confirm or refute them.
+  auto repeating = [](int batch, int64_t vocab, int64_t newTokens) {
+    std::vector<GenerationRequest> out = requests(batch, vocab, newTokens);
+    for (GenerationRequest &r : out) {
+      const std::vector<int32_t> once = r.prompt;
+      for (int copy = 0; copy < 2; ++copy)
+        r.prompt.insert(r.prompt.end(), once.begin(), once.end());
+    }
+    return out;
+  };
+  for (const char *model :
+       {"tiny-llama.yaml", "tiny-qwen3.yaml", "tiny-gemma-sliding.yaml"}) {
+    INFO(model);
+    const plan::Plan plan = testing::compilePlan(model, 256, true);
+    for (int batch : {1, 8})
+      checkSame(plan, nullptr, repeating(batch, plan.vocabSize, 20),
+                {1, 4, 8});
+  }
+  // The trained model reciting a verse it was given once.
+  const plan::Plan kjv = testing::compilePlan("kjv/model.yaml", 256, true);
+  const double share =
+      checkSame(kjv, nullptr, repeating(1, kjv.vocabSize, 24), {4});
+  CHECK(share > 0.0);
 }
 
 TEST_CASE("a draft is refused when speculative decoding cannot use it") {
@@ -120,7 +155,7 @@ TEST_CASE("a draft is refused when speculative decoding cannot use it") {
   std::string error;
   auto engine = testing::makeCpuEngine(llama);
   CHECK_FALSE(engine->attachDraft(testing::makeCpuEngine(llama), 0, error));
-  CHECK(error == "the draft proposes 1 to 16 tokens per step, not 0");
+  CHECK(error == "the drafter proposes 1 to 16 tokens per step, not 0");
   CHECK_FALSE(engine->attachDraft(testing::makeCpuEngine(llama), 17, error));
 
   // Another vocabulary.
@@ -143,14 +178,87 @@ TEST_CASE("a draft is refused when speculative decoding cannot use it") {
   CHECK_FALSE(plain->attachDraft(testing::makeCpuEngine(llama), 4, error));
   CHECK_THAT(error, Catch::Contains("no 'verify' program"));
 
-  // Sampling with a temperature is refused per request, before any step.
-  REQUIRE(engine->attachDraft(testing::makeCpuEngine(llama), 4, error));
-  GenerationRequest r;
-  r.prompt = {1, 2, 3};
-  r.sampling.temperature = 0.8;
-  std::vector<GenerationResult> results;
-  GenerationTimings timings;
-  CHECK_FALSE(engine->generate({r}, results, timings, error));
-  CHECK(error == "request 0: speculative decoding samples greedily "
-                 "(temperature 0) only so far");
+  CHECK_FALSE(engine->attachLookup(0, error));
+  CHECK_FALSE(lightning->attachLookup(4, error));
+  CHECK_THAT(error, Catch::Contains("lightning-attention layers"));
+  CHECK_FALSE(plain->attachLookup(4, error));
+  CHECK_THAT(error, Catch::Contains("no 'verify' program"));
+  // One drafter at a time.
+  REQUIRE(engine->attachLookup(4, error));
+  CHECK_FALSE(engine->attachDraft(testing::makeCpuEngine(llama), 4, error));
+  CHECK_THAT(error, Catch::Contains("already has a drafter attached"));
+}
+
+namespace {
+
+/// Tokens `index` of the results, counted.
+std::map<int32_t, int64_t> histogram(const std::vector<GenerationResult> &r,
+                                     size_t index) {
+  std::map<int32_t, int64_t> out;
+  for (const GenerationResult &g : r)
+    if (g.tokens.size() > index)
+      ++out[g.tokens[index]];
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("speculative sampling keeps the model's distribution") {
+  // Many requests of one prompt, each with its own seed, sampled plainly
+  // and speculatively: at every generated position after the first (which
+  // the prompt's step samples, the same in both), the tokens of the two
+  // runs must look like draws of one distribution. A draft of other
+  // weights (tiny-qwen3) has most of its proposals rejected, so the
+  // residual draws decide; prompt lookup proposes for certain where the
+  // model repeats the pairs of tokens it tends to write (its random
+  // weights double tokens), and about 40% of those are kept.
+  const plan::Plan plan = testing::compilePlan("tiny-llama.yaml", 256, true, 64);
+  const plan::Plan qwen = testing::compilePlan("tiny-qwen3.yaml", 256, true, 64);
+  struct Case {
+    double temperature;
+    int64_t topK;
+    bool lookup;
+    std::vector<int32_t> prompt;
+    int64_t newTokens;
+  };
+  const int64_t count = 600;
+  for (const Case &c : {Case{0.7, 40, false, {5, 6, 5, 6, 5}, 4},
+                        Case{0.7, 3, true, {409, 409, 107, 107}, 8}}) {
+    INFO("temperature " << c.temperature << ", top-k " << c.topK
+                        << (c.lookup ? ", prompt lookup" : ", draft"));
+    std::vector<GenerationRequest> reqs(static_cast<size_t>(count));
+    for (int64_t r = 0; r < count; ++r) {
+      GenerationRequest &req = reqs[size_t(r)];
+      req.prompt = c.prompt;
+      req.maxNewTokens = c.newTokens;
+      req.sampling.temperature = c.temperature;
+      req.sampling.topK = c.topK;
+      req.sampling.seed = uint64_t(1000 + r);
+    }
+    GenerationTimings timings;
+    auto plainEngine = testing::makeCpuEngine(plan);
+    const auto plain = run(*plainEngine, reqs, timings);
+    auto engine = testing::makeCpuEngine(plan);
+    std::string error;
+    REQUIRE((c.lookup ? engine->attachLookup(3, error)
+                      : engine->attachDraft(testing::makeCpuEngine(qwen), 3,
+                                            error)));
+    const auto spec = run(*engine, reqs, timings);
+    // Proposals were made, and some but not all were accepted.
+    INFO(timings.acceptedTokens << " of " << timings.proposedTokens
+                                << " proposals accepted");
+    CHECK(timings.acceptedTokens > 0);
+    CHECK(timings.acceptedTokens < timings.proposedTokens);
+    for (size_t r = 0; r < reqs.size(); ++r)
+      REQUIRE(spec[r].tokens.size() == plain[r].tokens.size());
+    CHECK(histogram(spec, 0) == histogram(plain, 0));
+    for (size_t index = 1; index < size_t(c.newTokens); ++index) {
+      const testing::ChiSquare test = testing::chiSquareTwoSample(
+          histogram(plain, index), histogram(spec, index));
+      INFO("token " << index << ": chi-square " << test.statistic << ", df "
+                    << test.df << ", p " << test.pValue);
+      CHECK(test.df >= 3);
+      CHECK(test.pValue > 1e-3);
+    }
+  }
 }
