@@ -54,6 +54,15 @@ public:
   /// steps already issued and before the next one.
   virtual bool resetState(int32_t slot, std::string &error) = 0;
 
+  /// Moves KV-cache rows: for each (source, destination) pair of flat
+  /// slots in `moves` ([2 * n], applied in order, so a move may read a row
+  /// an earlier one wrote), the keys and values of every softmax layer at
+  /// the source slot are copied to the destination: the compaction of a
+  /// verified token tree's accepted path. Ordered after the steps already
+  /// issued and before the next one.
+  virtual bool moveKvSlots(const std::vector<int64_t> &moves,
+                           std::string &error) = 0;
+
   /// Free bytes of the memory the KV cache and the states live in: device
   /// memory on CUDA, the host memory this process can still take on the
   /// CPU (UINT64_MAX when no limit can be read); 0 when it cannot be

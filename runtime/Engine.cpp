@@ -331,8 +331,11 @@ bool Engine::generate(const std::vector<GenerationRequest> &requests,
   // need each one's blocks at its full length.
   const int64_t blockSize = std::max<int64_t>(1, plan_.kvCache.blockSize);
   int64_t needed = 0, maxContext = 1;
+  // A token tree's verify step writes all its nodes before the rejected
+  // ones are released: up to treeSlack() slots past the final length.
   for (const GenerationRequest &req : requests) {
-    const int64_t length = int64_t(req.prompt.size()) + req.maxNewTokens;
+    const int64_t length =
+        int64_t(req.prompt.size()) + req.maxNewTokens + treeSlack();
     needed += (length + blockSize - 1) / blockSize;
     maxContext = std::max(maxContext, length);
   }

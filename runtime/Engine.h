@@ -165,8 +165,17 @@ public:
   /// layers (their state is not rolled back), the draft does not run on
   /// the same device, a drafter is attached already or `tokens` is outside
   /// [1, 16].
+  ///
+  /// With `tree` (branching per depth, e.g. {4, 2, 1}) the draft proposes
+  /// a token tree instead of a chain: the `tree[0]` most likely tokens
+  /// after the pending one, the `tree[1]` most likely after each of those,
+  /// and so on, at most `tokens` nodes (1 to 63) chosen by the draft's
+  /// path probability; the target verifies the tree in one step and keeps
+  /// its longest accepted path (docs/speculative.md, "Trees"). A tree of
+  /// depth 2 or more needs a draft plan with a verify program.
   bool attachDraft(std::unique_ptr<Engine> draft, int64_t tokens,
-                   std::string &error);
+                   std::string &error,
+                   const std::vector<int64_t> &tree = {});
   /// Speculative decoding with prompt lookup as the drafter: the proposals
   /// are the tokens that followed the last earlier occurrence of the
   /// sequence's final n-gram (runtime/PromptLookup.h); otherwise as
@@ -270,11 +279,29 @@ private:
   bool prepareStorage(int64_t blocks, int64_t slots, int64_t maxContext,
                       std::string &error);
   /// One step of the verify program feeding `counts[i]` pending tokens of
-  /// `batch[i]` as a chain (each the child of the one before); `rows`
-  /// receives the logits of every token, [tokens, vocab].
+  /// `batch[i]` as a tree: `parents` holds, per fed token, the index of
+  /// its parent among its sequence's tokens of this step (-1: it hangs
+  /// from the cached prefix); positions are the cached length plus the
+  /// depth. `rows` receives the logits of every token, [tokens, vocab].
   bool verifyStep(std::vector<Sequence *> &batch,
-                  const std::vector<int64_t> &counts, std::vector<float> &rows,
-                  std::string &error);
+                  const std::vector<int64_t> &counts,
+                  const std::vector<int32_t> &parents,
+                  std::vector<float> &rows, std::string &error);
+  /// Keeps the draft's sequence `i` in step with the target's first `kept`
+  /// cached tokens: cuts what it cached past them and queues what it
+  /// lacks, up to and including the target's pending token.
+  bool syncDraft(size_t i, int64_t kept,
+                 const std::vector<const GenerationRequest *> &requests,
+                 const std::vector<GenerationResult> &results,
+                 std::string &error);
+  /// One round of tree speculation for the sequences `group`
+  /// (runtime/EngineTree.cpp): the draft's tree, the target's verify step,
+  /// the walk of the accepted path, its KV compaction and the rollback.
+  bool treeRound(std::vector<Sequence *> &seqs,
+                 const std::vector<size_t> &group,
+                 const std::vector<const GenerationRequest *> &requests,
+                 std::vector<GenerationResult> &results,
+                 GenerationTimings &timings, std::string &error);
   /// The decode phase of run() with the attached draft: each round drafts
   /// up to specTokens_ tokens per live sequence and verifies them in one
   /// target step.
@@ -380,6 +407,11 @@ private:
   std::unique_ptr<Engine> draft_;
   bool lookup_ = false;
   int64_t specTokens_ = 0;
+  /// The draft's tree shape (branching per depth); empty for chains.
+  std::vector<int64_t> specTree_;
+  /// KV slots a sequence may take past its final length: a token tree's
+  /// verify step writes every node before the rejected ones are released.
+  int64_t treeSlack() const { return specTree_.empty() ? 0 : specTokens_; }
   /// During generate() with a drafter attached.
   bool speculating_ = false;
   /// During generate() with a draft: the draft's sequences, by request.

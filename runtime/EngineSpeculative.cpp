@@ -16,8 +16,13 @@ namespace strata {
 
 namespace {
 
-/// The most tokens a drafter may propose per sequence and round.
+/// The most tokens a drafter may propose per sequence and round: as a
+/// chain, and as a tree (whose verify step holds the root too).
 constexpr int64_t kMaxSpecTokens = 16;
+constexpr int64_t kMaxTreeTokens = 63;
+/// A tree's levels and children per node.
+constexpr int64_t kMaxTreeDepth = 16;
+constexpr int64_t kMaxBranching = 8;
 
 /// Speculative sampling draws its uniforms from streams of its own (the
 /// request's seed mixed with one of these), keyed by the index of the
@@ -65,12 +70,38 @@ bool Engine::checkSpeculation(int64_t tokens, std::string &error) const {
 }
 
 bool Engine::attachDraft(std::unique_ptr<Engine> draft, int64_t tokens,
-                         std::string &error) {
+                         std::string &error, const std::vector<int64_t> &tree) {
   if (!draft) {
     error = "no draft model";
     return false;
   }
-  if (!checkSpeculation(tokens, error))
+  if (!tree.empty()) {
+    if (int64_t(tree.size()) > kMaxTreeDepth) {
+      error = "a token tree has 1 to " + std::to_string(kMaxTreeDepth) +
+              " levels, not " + std::to_string(tree.size());
+      return false;
+    }
+    for (int64_t branching : tree)
+      if (branching < 1 || branching > kMaxBranching) {
+        error = "a token tree branches into 1 to " +
+                std::to_string(kMaxBranching) + " tokens per node, not " +
+                std::to_string(branching);
+        return false;
+      }
+    if (tokens < 1 || tokens > kMaxTreeTokens) {
+      error = "a token tree has 1 to " + std::to_string(kMaxTreeTokens) +
+              " tokens, not " + std::to_string(tokens);
+      return false;
+    }
+    if (tree.size() > 1 && !draft->verify_) {
+      error = "the draft model '" + draft->plan_.modelName +
+              "' has no 'verify' program, which a token tree of more than "
+              "one level needs (compile it with --emit=fused)";
+      return false;
+    }
+  }
+  // A tree's budget is checked above; the other checks apply as to chains.
+  if (!checkSpeculation(tree.empty() ? tokens : 1, error))
     return false;
   if (draft->plan_.vocabSize != plan_.vocabSize) {
     error = "the draft model '" + draft->plan_.modelName + "' has a vocabulary "
@@ -96,6 +127,7 @@ bool Engine::attachDraft(std::unique_ptr<Engine> draft, int64_t tokens,
   }
   draft_ = std::move(draft);
   specTokens_ = tokens;
+  specTree_ = tree;
   return true;
 }
 
@@ -119,7 +151,8 @@ bool Engine::startDraft(const std::vector<GenerationRequest> &requests,
   const int64_t blockSize = std::max<int64_t>(1, d.plan_.kvCache.blockSize);
   int64_t needed = 0, maxContext = 1;
   for (const GenerationRequest &req : requests) {
-    const int64_t length = int64_t(req.prompt.size()) + req.maxNewTokens;
+    const int64_t length =
+        int64_t(req.prompt.size()) + req.maxNewTokens + treeSlack();
     needed += (length + blockSize - 1) / blockSize;
     maxContext = std::max(maxContext, length);
   }
@@ -181,16 +214,26 @@ bool Engine::rollBack(Sequence &s, int64_t length, std::string &error) {
 
 bool Engine::verifyStep(std::vector<Sequence *> &batch,
                         const std::vector<int64_t> &counts,
+                        const std::vector<int32_t> &parents,
                         std::vector<float> &rows, std::string &error) {
   StepInputs in;
   if (!buildInputs(batch, counts, in, error))
     return false;
-  // A chain: each token's parent is the one before it, the first hangs
-  // from the cached prefix; positions are the cached length plus depth,
-  // as buildInputs set them.
-  for (int64_t count : counts)
-    for (int64_t t = 0; t < count; ++t)
-      in.parentIds.push_back(int32_t(t - 1));
+  // A tree per sequence: each token hangs from its parent among the
+  // sequence's tokens of this step (-1: from the cached prefix), and its
+  // position is the cached length plus its depth.
+  in.parentIds = parents;
+  int64_t first = 0;
+  for (int64_t count : counts) {
+    std::vector<int32_t> depth(size_t(count), 0);
+    for (int64_t t = 0; t < count; ++t) {
+      const int32_t parent = parents[size_t(first + t)];
+      depth[size_t(t)] = parent < 0 ? 0 : depth[size_t(parent)] + 1;
+      in.positions[size_t(first + t)] =
+          in.positions[size_t(first)] + depth[size_t(t)];
+    }
+    first += count;
+  }
   if (!backend_->stepLogits(*verify_, in, rows, error))
     return false;
   const int64_t vocab = plan_.vocabSize;
@@ -212,13 +255,33 @@ bool Engine::verifyStep(std::vector<Sequence *> &batch,
   return true;
 }
 
+bool Engine::syncDraft(size_t i, int64_t kept,
+                       const std::vector<const GenerationRequest *> &requests,
+                       const std::vector<GenerationResult> &results,
+                       std::string &error) {
+  if (!draft_)
+    return true;
+  Sequence &ds = (*draftRun_)[i];
+  if (ds.position > kept && !draft_->rollBack(ds, kept, error)) {
+    error = "the draft model: " + error;
+    return false;
+  }
+  const std::vector<int32_t> &prompt = requests[i]->prompt;
+  ds.pending.clear();
+  for (int64_t p = ds.position; p <= kept; ++p)
+    ds.pending.push_back(
+        p < int64_t(prompt.size())
+            ? prompt[size_t(p)]
+            : results[i].tokens[size_t(p - int64_t(prompt.size()))]);
+  return true;
+}
+
 bool Engine::speculativeDecode(
     std::vector<Sequence *> &seqs,
     const std::vector<const GenerationRequest *> &requests,
     std::vector<GenerationResult> &results, GenerationTimings &timings,
     std::string &error) {
   Engine *d = draft_.get();
-  std::vector<Sequence> *drafts = draftRun_;
   const int64_t vocab = plan_.vocabSize;
   // A round of a group: at most specTokens_ + 1 tokens per sequence in the
   // verify step, and one or two (a catch-up) in each draft step.
@@ -231,33 +294,13 @@ bool Engine::speculativeDecode(
   const int64_t perSeq = std::max<int64_t>(specTokens_ + 1, 2);
   const int64_t groupSize =
       std::max<int64_t>(1, std::min(maxBatch, maxTokens / perSeq));
-  // Token p of sequence i: its prompt, then what it generated.
-  auto tokenAt = [&](size_t i, int64_t p) {
-    const std::vector<int32_t> &prompt = requests[i]->prompt;
-    return p < int64_t(prompt.size())
-               ? prompt[size_t(p)]
-               : results[i].tokens[size_t(p - int64_t(prompt.size()))];
-  };
-  // The draft keeps the tokens the model keeps: it drops what it cached
-  // past the first `kept`, and feeds next whatever of them it has not
-  // cached, up to and including the model's pending token.
-  auto syncDraft = [&](size_t i, int64_t kept) {
-    if (!d)
-      return true;
-    Sequence &ds = (*drafts)[i];
-    if (ds.position > kept && !d->rollBack(ds, kept, error)) {
-      error = "the draft model: " + error;
-      return false;
-    }
-    ds.pending.clear();
-    for (int64_t p = ds.position; p <= kept; ++p)
-      ds.pending.push_back(tokenAt(i, p));
-    return true;
+  auto catchUp = [&](size_t i, int64_t kept) {
+    return syncDraft(i, kept, requests, results, error);
   };
   // The draft has taken in the prompts; it feeds the first generated
   // token (the target's pending one) in its first round.
   for (size_t i = 0; i < seqs.size(); ++i)
-    if (!seqs[i]->done && !syncDraft(i, seqs[i]->position))
+    if (!seqs[i]->done && !catchUp(i, seqs[i]->position))
       return false;
   auto sampled = [&](size_t i) {
     return requests[i]->sampling.temperature != 0.0;
@@ -286,6 +329,11 @@ bool Engine::speculativeDecode(
         const size_t i = group[g];
         const int64_t left = requests[i]->maxNewTokens - seqs[i]->generated;
         k[g] = std::clamp<int64_t>(left - 1, 0, specTokens_);
+      }
+      if (!specTree_.empty()) {
+        if (!treeRound(seqs, group, requests, results, timings, error))
+          return false;
+        continue;
       }
       std::vector<std::vector<int32_t>> proposals(group.size());
       // Per proposal of a sampled request, the draft's distribution it was
@@ -333,7 +381,7 @@ bool Engine::speculativeDecode(
           const size_t i = group[g];
           acceptToken(*seqs[i], *requests[i], results[i], tokens[g],
                       keep ? logits.data() + g * vocab : nullptr);
-          if (!seqs[i]->done && !syncDraft(i, seqs[i]->position))
+          if (!seqs[i]->done && !catchUp(i, seqs[i]->position))
             return false;
         }
         continue;
@@ -349,7 +397,11 @@ bool Engine::speculativeDecode(
                          proposals[g].end());
         counts.push_back(int64_t(s.pending.size()));
       }
-      if (!verifyStep(batch, counts, rows, error))
+      std::vector<int32_t> chain;
+      for (int64_t count : counts)
+        for (int64_t t = 0; t < count; ++t)
+          chain.push_back(int32_t(t - 1));
+      if (!verifyStep(batch, counts, chain, rows, error))
         return false;
       timings.verifySeconds += secondsNow() - verifyStart;
       ++timings.verifySteps;
@@ -407,7 +459,7 @@ bool Engine::speculativeDecode(
           continue;
         // Both caches keep the pending token and the accepted proposals.
         const int64_t kept = before[g] + accepted + 1;
-        if (!rollBack(s, kept, error) || !syncDraft(i, kept))
+        if (!rollBack(s, kept, error) || !catchUp(i, kept))
           return false;
       }
     }

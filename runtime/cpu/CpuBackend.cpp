@@ -1,5 +1,6 @@
 #include "runtime/cpu/CpuBackend.h"
 
+#include "kernels/cpu/KvMoveRef.h"
 #include "runtime/MemoryBudget.h"
 #include "runtime/cpu/CpuExecutor.h"
 
@@ -32,6 +33,32 @@ public:
       const size_t perSlot = layer.size() / size_t(caches_.numSlots);
       std::fill_n(layer.begin() + ptrdiff_t(size_t(slot) * perSlot), perSlot,
                   0.0f);
+    }
+    return true;
+  }
+
+  bool moveKvSlots(const std::vector<int64_t> &moves,
+                   std::string &error) override {
+    const plan::KvCacheDesc &kv = plan_.kvCache;
+    if (moves.empty() || kv.layers == 0)
+      return true;
+    kernels::KvMoveDims d;
+    d.pools = 2 * kv.layers;
+    d.numBlocks = caches_.numBlocks;
+    d.numKvHeads = kv.kvHeads;
+    d.blockSize = kv.blockSize;
+    d.headDim = kv.headDim;
+    d.elementBytes = plan::byteWidth(kv.dtype);
+    d.moves = int64_t(moves.size() / 2);
+    std::vector<void *> pools;
+    for (int64_t l = 0; l < kv.layers; ++l) {
+      pools.push_back(caches_.k[size_t(l)].data());
+      pools.push_back(caches_.v[size_t(l)].data());
+    }
+    if (kernels::Status s = kernels::kvMoveRef(d, pools.data(), moves.data());
+        !s.ok()) {
+      error = "cpu: " + s.message();
+      return false;
     }
     return true;
   }

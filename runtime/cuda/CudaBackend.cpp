@@ -5,6 +5,7 @@
 #include "kernels/common/DependentLaunch.h"
 #include "kernels/common/RopeCosSin.h"
 #include "kernels/init/RandomInit.h"
+#include "kernels/rope_kv/KvMove.h"
 #include "kernels/sampling/Sampling.h"
 #include "runtime/LaunchFacts.h"
 #include "runtime/LaunchTrace.h"
@@ -462,6 +463,49 @@ bool CudaBackend::resetState(int32_t slot, std::string &error) {
       error = "cuda: " + s.message();
       return false;
     }
+  return true;
+}
+
+bool CudaBackend::moveKvSlots(const std::vector<int64_t> &moves,
+                              std::string &error) {
+  const plan::KvCacheDesc &kv = plan_.kvCache;
+  if (moves.empty() || kv.layers == 0)
+    return true;
+  kernels::KvMoveDims d;
+  d.pools = 2 * kv.layers;
+  d.numBlocks = blocksReserved_;
+  d.numKvHeads = kv.kvHeads;
+  d.blockSize = kv.blockSize;
+  d.headDim = kv.headDim;
+  d.elementBytes = plan::byteWidth(kv.dtype);
+  d.moves = int64_t(moves.size() / 2);
+  if (kernels::Status s = kernels::validateKvMove(d, moves.data()); !s.ok()) {
+    error = "cuda: " + s.message();
+    return false;
+  }
+  cudaSetDevice(options_.device);
+  const size_t bytes = moves.size() * sizeof(int64_t);
+  if (kvMoves_.bytes() < bytes)
+    if (kernels::Status s = kvMoves_.allocate(bytes, "the KV move list");
+        !s.ok()) {
+      error = "cuda: " + s.message();
+      return false;
+    }
+  // The list is pageable: the copy returns once it is staged, so the
+  // vector may go right after.
+  const int64_t pool = d.numBlocks * d.numKvHeads * d.blockSize * d.headDim *
+                       d.elementBytes;
+  kernels::Status s = kernels::cudaStatus(
+      cudaMemcpyAsync(kvMoves_.as<int64_t>(), moves.data(), bytes,
+                      cudaMemcpyHostToDevice, streams_[0]),
+      "KV move list upload");
+  if (s.ok())
+    s = kernels::kvMove(d, kv_.as<char>(), pool, kvMoves_.as<int64_t>(),
+                        streams_[0]);
+  if (!s.ok()) {
+    error = "cuda: " + s.message();
+    return false;
+  }
   return true;
 }
 

@@ -44,6 +44,8 @@ public:
   bool stepLogits(const plan::Program &program, const StepInputs &in,
                   std::vector<float> &logits, std::string &error) override;
   bool resetState(int32_t slot, std::string &error) override;
+  bool moveKvSlots(const std::vector<int64_t> &moves,
+                   std::string &error) override;
   uint64_t freeCacheMemory() const override;
   BackendCounters counters() const override { return counters_; }
   bool step(const plan::Program &program, const StepInputs &in,
@@ -118,7 +120,7 @@ private:
   std::map<const plan::Program *, std::unique_ptr<CudaProgram>> programs_;
   std::map<const plan::Program *, DeviceBuffer> outputs_;
   DeviceBuffer weights_, arena_, inputs_, kv_, states_, decay_, workspace_,
-      queryScratch_, rowScratch_, argmaxWorkspace_, outIds_;
+      queryScratch_, rowScratch_, argmaxWorkspace_, outIds_, kvMoves_;
   std::map<std::string, DeviceBuffer> ropeTables_;
   PinnedBuffer staging_, outIdsHost_, logitsHost_;
   InputLayout layout_;

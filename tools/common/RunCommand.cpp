@@ -210,7 +210,13 @@ void addRunOptions(ArgParser &parser) {
                  "occurred before are proposed (no draft model)");
   parser.addOption("spec-tokens", "N",
                    "with --draft or --spec-lookup: tokens proposed per "
-                   "step, 1 to 16 (default 4)");
+                   "step, 1 to 16 (default 4); with --spec-tree the tree's "
+                   "tokens, 1 to 63");
+  parser.addOption("spec-tree", "B1,B2,...",
+                   "with --draft: propose a token tree, the B1 most likely "
+                   "tokens, the B2 most likely after each of them, and so "
+                   "on (1 to 8 each, at most 16 levels), keeping the "
+                   "--spec-tokens likeliest");
 }
 
 namespace {
@@ -297,9 +303,20 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
     return usage("--draft and --spec-lookup are two drafters; give one");
   if (parser.has("spec-tokens") && !parser.has("draft") && !lookup)
     return usage("--spec-tokens applies with --draft or --spec-lookup");
+  std::vector<int64_t> specTree;
+  if (parser.has("spec-tree") && !parser.has("draft"))
+    return usage("--spec-tree applies with --draft");
+  if (parser.has("spec-tree") &&
+      (!parseIntegerList(parser.get("spec-tree"), 1, 8, specTree) ||
+       specTree.empty() || specTree.size() > 16))
+    return usage("--spec-tree expects 1 to 16 comma-separated integers in "
+                 "[1, 8], got '" +
+                 parser.get("spec-tree") + "'");
+  const int64_t maxSpecTokens = specTree.empty() ? 16 : 63;
   if (parser.has("spec-tokens") &&
-      !parseInteger(parser.get("spec-tokens"), 1, 16, specTokens))
-    return usage("--spec-tokens expects an integer in [1, 16], got '" +
+      !parseInteger(parser.get("spec-tokens"), 1, maxSpecTokens, specTokens))
+    return usage("--spec-tokens expects an integer in [1, " +
+                 std::to_string(maxSpecTokens) + "], got '" +
                  parser.get("spec-tokens") + "'");
   std::string logitsOut =
       parser.has("logits-out") ? parser.get("logits-out") : std::string();
@@ -340,7 +357,8 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
           Engine::create(std::move(draftPlan), draftOptions, error);
       if (!draft)
         return failed("the draft model: " + error);
-      if (!engine->attachDraft(std::move(draft), specTokens, error))
+      if (!engine->attachDraft(std::move(draft), specTokens, error,
+                               specTree))
         return failed(error);
     }
     if (lookup && !engine->attachLookup(specTokens, error))
@@ -461,7 +479,12 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
             : 0.0,
         verified ? double(timings.acceptedTokens + verified) / double(verified)
                  : 0.0,
-        (long long)(specTokens + 1), timings.draftSeconds * 1e3,
+        (long long)(specTree.empty()
+                        ? specTokens + 1
+                        : std::min<int64_t>(int64_t(specTree.size()),
+                                            specTokens) +
+                              1),
+        timings.draftSeconds * 1e3,
         (long long)timings.draftSteps, timings.verifySeconds * 1e3,
         (long long)timings.verifySteps);
   }

@@ -2,7 +2,8 @@
 // equal plain greedy decoding's on the same GPU, with a draft that always
 // agrees (the model itself), one that rarely does (other weights: rollback
 // at every depth), and prompt lookup on prompts that repeat themselves, at
-// batch 1 and 8.
+// batch 1 and 8; token trees, whose accepted paths are compacted in the
+// paged cache by the kv_move kernel.
 //
 // The verify program and the decode program round differently (a chain of
 // tokens per sequence against one), so where two logits are closer than
@@ -53,7 +54,8 @@ std::vector<GenerationRequest> requests(int batch, int64_t vocab,
 /// every chain length from 1 to 8 against plain decoding; returns the
 /// share of proposals accepted.
 double checkSame(const plan::Plan &target, const plan::Plan *draftPlan,
-                 const std::vector<GenerationRequest> &reqs) {
+                 const std::vector<GenerationRequest> &reqs,
+                 const std::vector<int64_t> &tree = {}) {
   auto plain = testing::cudaTestEngine(target);
   const int64_t batch = int64_t(reqs.size());
   GenerationTimings timings;
@@ -65,7 +67,8 @@ double checkSame(const plan::Plan &target, const plan::Plan *draftPlan,
     std::string error;
     const bool attached =
         draftPlan ? engine->attachDraft(testing::cudaTestEngine(*draftPlan),
-                                        tokens, error)
+                                        tree.empty() ? tokens : 4 * tokens,
+                                        error, tree)
                   : engine->attachLookup(tokens, error);
     INFO(error);
     REQUIRE(attached);
@@ -112,4 +115,18 @@ TEST_CASE("speculative decoding on the GPU = plain decoding, prompt lookup",
     for (int batch : {1, 8})
       checkSame(plan, nullptr, requests(batch, plan.vocabSize, 3));
   }
+}
+
+TEST_CASE("speculative decoding on the GPU = plain decoding, token trees",
+          "[gpu][engine][speculative]") {
+  const plan::Plan plan = testing::loadTestPlan("tiny-llama.fused.splan");
+  plan::Plan other = plan;
+  other.weightSeed += 1;
+  for (const std::vector<int64_t> &tree :
+       std::vector<std::vector<int64_t>>{{3, 2, 1}, {2, 1, 1, 1, 1, 1, 1, 1}})
+    for (int batch : {1, 8}) {
+      INFO("tree of depth " << tree.size());
+      checkSame(plan, &plan, requests(batch, plan.vocabSize), tree);
+      checkSame(plan, &other, requests(batch, plan.vocabSize), tree);
+    }
 }

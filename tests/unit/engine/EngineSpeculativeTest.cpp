@@ -49,7 +49,8 @@ std::vector<GenerationResult> run(Engine &engine,
 /// returns the accepted share of the last.
 double checkSame(const plan::Plan &target, const plan::Plan *draftPlan,
                  const std::vector<GenerationRequest> &reqs,
-                 std::initializer_list<int64_t> chains) {
+                 std::initializer_list<int64_t> chains,
+                 const std::vector<int64_t> &tree = {}) {
   auto plain = testing::makeCpuEngine(target);
   GenerationTimings timings;
   const auto want = run(*plain, reqs, timings);
@@ -61,7 +62,7 @@ double checkSame(const plan::Plan &target, const plan::Plan *draftPlan,
       std::string error;
       const bool attached =
           draftPlan ? engine->attachDraft(testing::makeCpuEngine(*draftPlan),
-                                          tokens, error)
+                                          tokens, error, tree)
                     : engine->attachLookup(tokens, error);
       INFO(error);
       REQUIRE(attached);
@@ -150,6 +151,43 @@ TEST_CASE("speculative greedy decoding with prompt lookup = plain greedy "
   CHECK(share > 0.0);
 }
 
+TEST_CASE("speculative greedy decoding with token trees = plain greedy "
+          "decoding") {
+  // Each round's accepted path is moved down in the KV cache to follow
+  // the cached prefix (compaction) and the rest rolled back: a draft that
+  // agrees (the model itself: its argmax path is accepted, away from the
+  // first slots whenever a level has more than one node), and one that
+  // rarely does, with trees of depth 1 to 8.
+  const plan::Plan llama = testing::compilePlan("tiny-llama.yaml", 256, true);
+  plan::Plan other = llama;
+  other.weightSeed += 1;
+  const std::vector<std::vector<int64_t>> shapes{
+      {3},          {2, 2},          {3, 1, 1},          {2, 2, 2, 1},
+      {2, 1, 2, 1, 1}, {2, 1, 1, 1, 1, 2}, {3, 2, 1, 1, 1, 1, 1},
+      {2, 1, 1, 1, 1, 1, 1, 1}};
+  for (const std::vector<int64_t> &shape : shapes) {
+    INFO("tree of depth " << shape.size());
+    checkSame(llama, &llama, requests(1, llama.vocabSize, 20), {12}, shape);
+    const double share =
+        checkSame(llama, &other, requests(1, llama.vocabSize, 20), {12}, shape);
+    CHECK(share < 0.5);
+  }
+  checkSame(llama, &other, requests(8, llama.vocabSize, 20), {10}, {3, 2, 1});
+  for (const char *model : {"tiny-qwen3.yaml", "tiny-gemma-sliding.yaml"}) {
+    INFO(model);
+    const plan::Plan plan = testing::compilePlan(model, 256, true);
+    for (int batch : {1, 8})
+      checkSame(plan, &plan, requests(batch, plan.vocabSize, 20), {8},
+                {2, 2, 1, 1});
+  }
+  const plan::Plan kjv = testing::compilePlan("kjv/model.yaml", 256, true);
+  const plan::Plan kjvDraft =
+      testing::compilePlan("kjv-draft/model.yaml", 256, true);
+  for (int batch : {1, 8})
+    checkSame(kjv, &kjvDraft, requests(batch, kjv.vocabSize, 24), {10},
+              {3, 2, 1, 1});
+}
+
 TEST_CASE("a draft is refused when speculative decoding cannot use it") {
   const plan::Plan llama = testing::compilePlan("tiny-llama.yaml", 256, true);
   std::string error;
@@ -183,6 +221,20 @@ TEST_CASE("a draft is refused when speculative decoding cannot use it") {
   CHECK_THAT(error, Catch::Contains("lightning-attention layers"));
   CHECK_FALSE(plain->attachLookup(4, error));
   CHECK_THAT(error, Catch::Contains("no 'verify' program"));
+  // Tree shapes.
+  CHECK_FALSE(engine->attachDraft(testing::makeCpuEngine(llama), 8, error,
+                                  {2, 0}));
+  CHECK(error == "a token tree branches into 1 to 8 tokens per node, not 0");
+  CHECK_FALSE(engine->attachDraft(testing::makeCpuEngine(llama), 64, error,
+                                  {2}));
+  CHECK(error == "a token tree has 1 to 63 tokens, not 64");
+  CHECK_FALSE(engine->attachDraft(testing::makeCpuEngine(llama), 8, error,
+                                  std::vector<int64_t>(17, 1)));
+  CHECK(error == "a token tree has 1 to 16 levels, not 17");
+  CHECK_FALSE(
+      engine->attachDraft(testing::makeCpuEngine(generic), 8, error, {2, 2}));
+  CHECK_THAT(error, Catch::Contains("which a token tree of more than one "
+                                    "level needs"));
   // One drafter at a time.
   REQUIRE(engine->attachLookup(4, error));
   CHECK_FALSE(engine->attachDraft(testing::makeCpuEngine(llama), 4, error));
@@ -211,21 +263,28 @@ TEST_CASE("speculative sampling keeps the model's distribution") {
   // weights (tiny-qwen3) has most of its proposals rejected, so the
   // residual draws decide; prompt lookup proposes for certain where the
   // model repeats the pairs of tokens it tends to write (its random
-  // weights double tokens), and about 40% of those are kept.
+  // weights double tokens), and about 40% of those are kept; a token tree
+  // tests a node's children one after the other.
   const plan::Plan plan = testing::compilePlan("tiny-llama.yaml", 256, true, 64);
   const plan::Plan qwen = testing::compilePlan("tiny-qwen3.yaml", 256, true, 64);
   struct Case {
     double temperature;
     int64_t topK;
-    bool lookup;
+    const plan::Plan *draft; // null: prompt lookup
     std::vector<int32_t> prompt;
     int64_t newTokens;
+    std::vector<int64_t> tree;
   };
   const int64_t count = 600;
-  for (const Case &c : {Case{0.7, 40, false, {5, 6, 5, 6, 5}, 4},
-                        Case{0.7, 3, true, {409, 409, 107, 107}, 8}}) {
+  // The tree's draft is the model itself: its top children hold most of
+  // the mass, so the children are tested in turn and often kept.
+  for (const Case &c :
+       {Case{0.7, 40, &qwen, {5, 6, 5, 6, 5}, 4, {}},
+        Case{0.7, 3, nullptr, {409, 409, 107, 107}, 8, {}},
+        Case{0.7, 4, &plan, {5, 6, 5, 6, 5}, 4, {3, 2, 1}}}) {
     INFO("temperature " << c.temperature << ", top-k " << c.topK
-                        << (c.lookup ? ", prompt lookup" : ", draft"));
+                        << (c.draft ? ", draft" : ", prompt lookup")
+                        << (c.tree.empty() ? "" : ", a tree"));
     std::vector<GenerationRequest> reqs(static_cast<size_t>(count));
     for (int64_t r = 0; r < count; ++r) {
       GenerationRequest &req = reqs[size_t(r)];
@@ -240,9 +299,10 @@ TEST_CASE("speculative sampling keeps the model's distribution") {
     const auto plain = run(*plainEngine, reqs, timings);
     auto engine = testing::makeCpuEngine(plan);
     std::string error;
-    REQUIRE((c.lookup ? engine->attachLookup(3, error)
-                      : engine->attachDraft(testing::makeCpuEngine(qwen), 3,
-                                            error)));
+    REQUIRE((c.draft ? engine->attachDraft(testing::makeCpuEngine(*c.draft),
+                                           c.tree.empty() ? 3 : 8, error,
+                                           c.tree)
+                     : engine->attachLookup(3, error)));
     const auto spec = run(*engine, reqs, timings);
     // Proposals were made, and some but not all were accepted.
     INFO(timings.acceptedTokens << " of " << timings.proposedTokens
