@@ -102,6 +102,13 @@ struct GenerationTimings {
   int64_t verifiedSequences = 0;
 };
 
+/// Engine::timeVerifySteps: median wall times of one step, from its launch
+/// to its results on the host.
+struct VerifyTiming {
+  double decodeSeconds = 0.0; ///< a decode step (one token per sequence)
+  double verifySeconds = 0.0; ///< a verify step (a tree per sequence)
+};
+
 /// Continuous batching (Engine::startServing): the pool and the limits of
 /// one serving session.
 struct ServeOptions {
@@ -182,6 +189,17 @@ public:
   /// attachDraft.
   bool attachLookup(int64_t tokens, std::string &error);
   bool speculative() const { return draft_ != nullptr || lookup_; }
+
+  /// The cost of speculative verification, measured: each prompt is
+  /// cached but its last token, then `repetitions` times (after two untimed
+  /// rounds) one decode step feeds that token for every sequence, and one
+  /// verify step feeds it with a binary tree of `treeTokens` more under it
+  /// (the logits of every token copied to the host, as speculative decoding
+  /// copies them); each step is rolled back. Needs a verify program and no
+  /// open conversation or serving session.
+  bool timeVerifySteps(const std::vector<std::vector<int32_t>> &prompts,
+                       int64_t treeTokens, int64_t repetitions,
+                       VerifyTiming &out, std::string &error);
 
   /// A conversation: one sequence whose cache is kept from one call of
   /// continueSession to the next, so that each turn feeds only its new

@@ -42,6 +42,11 @@ void addBenchOptions(ArgParser &parser) {
                    "weights)");
   parser.addOption("output", "md|json",
                    "a markdown table (default) or JSON with every run");
+  parser.addOption("verify-tokens", "N,N,...",
+                   "instead of the pp and tg tests, time a speculative "
+                   "verify step of a binary tree of N tokens (1 to 63) "
+                   "against a decode step, after --depth cached tokens, at "
+                   "each --batch");
   parser.addOption("bandwidth-gbs", "GBS",
                    "memory bandwidth of the decode roofline in GB/s "
                    "(default 4140, the H200's measured read bandwidth)");
@@ -121,6 +126,11 @@ int parseBenchSettings(const std::string &tool, const ArgParser &parser,
        s.bandwidthGBs <= 0))
     return usage("--bandwidth-gbs expects a positive number, got '" +
                  parser.get("bandwidth-gbs") + "'");
+  if (parser.has("verify-tokens") &&
+      !parseIntegerList(parser.get("verify-tokens"), 1, 63, s.verifyTokens))
+    return usage("--verify-tokens expects comma-separated integers in "
+                 "[1, 63], got '" +
+                 parser.get("verify-tokens") + "'");
   s.cudaGraphs = !parser.has("no-graphs");
   s.dependentLaunch = !parser.has("no-dependent-launch");
   s.decodeGemv = !parser.has("no-gemv");
@@ -390,10 +400,62 @@ void printBenchError(const std::string &tool, const std::string &error) {
     std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), error.c_str());
 }
 
+namespace {
+
+/// --verify-tokens: each tree size at each batch, a decode step against a
+/// verify step after `depth` cached tokens.
+int runVerifyBench(const BenchSettings &s, const BenchSource &source,
+                   plan::Plan plan) {
+  const int64_t vocab = plan.vocabSize;
+  std::string error;
+  std::unique_ptr<Engine> engine =
+      Engine::create(std::move(plan), engineOptionsOf(s, false), error);
+  if (!engine) {
+    printBenchError(source.tool, error);
+    return 1;
+  }
+  std::printf("%s | %s | context %lld | %s (%s)\n\n",
+              engine->plan().modelName.c_str(), engine->backendName(),
+              (long long)s.depth, s.deviceName.c_str(), s.deviceWhy.c_str());
+  if (!s.json)
+    std::printf("| batch | tree tokens | decode step (ms) | verify step (ms) "
+                "| verify / decode |\n|---:|---:|---:|---:|---:|\n");
+  for (int64_t batch : s.batches)
+    for (int64_t tree : s.verifyTokens) {
+      std::vector<std::vector<int32_t>> prompts;
+      for (int64_t b = 0; b < batch; ++b)
+        prompts.push_back(benchPrompt(b, s.depth + 1, vocab));
+      VerifyTiming t;
+      if (!engine->timeVerifySteps(prompts, tree, s.repetitions, t, error)) {
+        printBenchError(source.tool, "verify " + std::to_string(tree) +
+                                         " tokens, batch " +
+                                         std::to_string(batch) + ": " + error);
+        return 1;
+      }
+      const double ratio = t.verifySeconds / t.decodeSeconds;
+      if (s.json)
+        std::printf("{\"batch\": %lld, \"context\": %lld, \"tree_tokens\": "
+                    "%lld, \"decode_seconds\": %.9g, \"verify_seconds\": "
+                    "%.9g}\n",
+                    (long long)batch, (long long)s.depth, (long long)tree,
+                    t.decodeSeconds, t.verifySeconds);
+      else
+        std::printf("| %lld | %lld | %.3f | %.3f | %.3f |\n", (long long)batch,
+                    (long long)tree, t.decodeSeconds * 1e3,
+                    t.verifySeconds * 1e3, ratio);
+      std::fflush(stdout);
+    }
+  return 0;
+}
+
+} // namespace
+
 int runBench(const BenchSettings &s, const BenchSource &source,
              plan::Plan plan) {
   if (int code = checkBenchPlan(s, source.tool, plan))
     return code;
+  if (!s.verifyTokens.empty())
+    return runVerifyBench(s, source, std::move(plan));
   BenchMetadata meta = benchMetadata(s, source, plan);
   if (s.json)
     std::fprintf(stderr, "%s: device %s (%s; %s)\n", source.tool.c_str(),

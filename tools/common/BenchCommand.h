@@ -19,7 +19,7 @@ namespace strata::tools {
 
 /// Declares --prompt-tokens, --gen-tokens, --depth, --batch, --repetitions,
 /// --device, --no-graphs, --no-dependent-launch, --no-gemv, --weights,
-/// --output and --bandwidth-gbs.
+/// --output, --bandwidth-gbs and --verify-tokens.
 void addBenchOptions(ArgParser &parser);
 
 struct BenchSettings {
@@ -40,6 +40,9 @@ struct BenchSettings {
   double bandwidthGBs = 4140.0;
   /// --weights; empty: the caller's default.
   std::string weightsPath;
+  /// --verify-tokens: tree sizes whose verify step is timed against a
+  /// decode step (instead of the pp and tg tests); empty: none.
+  std::vector<int64_t> verifyTokens;
   int64_t maxBatch() const;
   /// "tg128", or "tg128@d512" when the decode steps follow a longer prompt.
   std::string decodeTestName() const;
