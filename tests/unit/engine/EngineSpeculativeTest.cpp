@@ -322,3 +322,31 @@ TEST_CASE("speculative sampling keeps the model's distribution") {
     }
   }
 }
+
+TEST_CASE("timing verify steps measures both steps and leaves the engine "
+          "as it was") {
+  const plan::Plan plan = testing::compilePlan("tiny-llama.yaml", 256, true);
+  auto engine = testing::makeCpuEngine(plan);
+  std::string error;
+  VerifyTiming t;
+  const std::vector<std::vector<int32_t>> prompts{{5, 6, 7, 8, 9},
+                                                  {10, 11, 12}};
+  REQUIRE(engine->timeVerifySteps(prompts, 8, 2, t, error));
+  CHECK(t.decodeSeconds > 0);
+  CHECK(t.verifySeconds > 0);
+  // A generation afterwards equals one on a fresh engine.
+  GenerationTimings timings;
+  const auto reqs = requests(2, plan.vocabSize, 10);
+  auto fresh = testing::makeCpuEngine(plan);
+  const auto want = run(*fresh, reqs, timings);
+  const auto got = run(*engine, reqs, timings);
+  for (size_t i = 0; i < reqs.size(); ++i)
+    CHECK(got[i].tokens == want[i].tokens);
+  // Refusals: no verify program, a tree over the step's token limit.
+  const plan::Plan generic = testing::compilePlan("tiny-llama.yaml", 256, false);
+  auto plain = testing::makeCpuEngine(generic);
+  CHECK_FALSE(plain->timeVerifySteps(prompts, 8, 2, t, error));
+  CHECK_THAT(error, Catch::Contains("no 'verify' program"));
+  CHECK_FALSE(engine->timeVerifySteps(prompts, 200, 2, t, error));
+  CHECK_THAT(error, Catch::Contains("exceeds the plan's 256 tokens per step"));
+}
