@@ -145,6 +145,10 @@ struct ServeStats {
   bool prefixCache = false;      ///< whether prefix caching is on
   int64_t prefixQueryTokens = 0; ///< prompt tokens looked up in the cache
   int64_t prefixHitTokens = 0;   ///< of those, found cached (not computed)
+  /// With prompt lookup (attachLookup): verify steps run, tokens the
+  /// lookups proposed and those kept.
+  int64_t verifySteps = 0;
+  int64_t proposedTokens = 0, acceptedTokens = 0;
 };
 
 class Engine {
@@ -305,6 +309,18 @@ private:
                   const std::vector<int64_t> &counts,
                   const std::vector<int32_t> &parents,
                   std::vector<float> &rows, std::string &error);
+  /// Takes the tokens a verify step yields for `s` from `rows` (the
+  /// logits of its pending token and its chain of `proposed` tokens):
+  /// greedy, the proposals while each is the argmax, then the argmax;
+  /// sampled, lossless speculative sampling against `drawnFrom` (the
+  /// distribution each proposal was drawn from; empty for proposals made
+  /// for certain), with uniforms of the streams of `streamId`. Each token
+  /// goes through acceptToken; returns the proposals kept.
+  int64_t acceptChain(Sequence &s, const GenerationRequest &req,
+                      GenerationResult &result, const float *rows,
+                      const std::vector<int32_t> &proposed,
+                      const std::vector<std::vector<double>> &drawnFrom,
+                      uint64_t streamId) const;
   /// Keeps the draft's sequence `i` in step with the target's first `kept`
   /// cached tokens: cuts what it cached past them and queues what it
   /// lacks, up to and including the target's pending token.
@@ -397,6 +413,15 @@ private:
   void preempt(Served &r);
   /// Frees what a request holds.
   void releaseServed(Served &r);
+  /// Registers the full blocks of `r` not in the prefix cache yet.
+  void registerServedBlocks(Served &r);
+  /// With prompt lookup attached, the decode-only step of `planned` as a
+  /// verify step of their lookups' proposals (runtime/
+  /// EngineServeSpeculative.cpp); `handled` is false, and nothing ran,
+  /// when no sequence has a proposal.
+  bool serveLookupStep(const std::vector<Served *> &planned,
+                       std::vector<ServeResult> &ended, bool &handled,
+                       std::string &error);
   /// KV blocks `s` needs beyond those it holds to take `count` more tokens.
   int64_t blocksToGrow(const Sequence &s, int64_t count) const;
   /// Token `p` of a served request: its prompt, then what it generated.

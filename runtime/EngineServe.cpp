@@ -13,6 +13,11 @@ bool Engine::startServing(const ServeOptions &options, std::string &error) {
     error = "serving while a conversation is open; close it first";
     return false;
   }
+  if (draft_) {
+    error = "serving with a draft model is not supported; prompt lookup "
+            "(attachLookup) is";
+    return false;
+  }
   stopServing();
   const bool hasCache = plan_.kvCache.layers > 0;
   if (hasCache && options.kvBlocks < 1) {
@@ -277,6 +282,15 @@ bool Engine::serveStep(std::vector<ServeResult> &ended, std::string &error) {
     if (!decoding)
       serveCounters_.promptTokens += counts[b];
   }
+  // With prompt lookup, a decode-only step verifies what the lookups
+  // propose (when any does).
+  if (lookup_ && !anyPrompt) {
+    bool handled = false;
+    if (!serveLookupStep(planned, ended, handled, error))
+      return false;
+    if (handled)
+      return true;
+  }
   // A step samples when some sequence feeds its last pending token; the
   // others' draws are discarded (counter-based, so that changes nothing).
   if (anyEnds)
@@ -301,16 +315,8 @@ bool Engine::serveStep(std::vector<ServeResult> &ended, std::string &error) {
   ++serveCounters_.steps;
   // Full blocks become cached for later prompts (before a finished
   // request releases them).
-  if (pool_.prefixCaching())
-    for (Served *r : planned) {
-      const int64_t first = pool_.firstUnregistered(r->seq.id);
-      if (r->seq.position - first < pool_.blockSize())
-        continue;
-      std::vector<int32_t> tokens;
-      for (int64_t p = first; p < r->seq.position; ++p)
-        tokens.push_back(servedToken(*r, p));
-      pool_.registerFullBlocks(r->seq.id, tokens.data(), first);
-    }
+  for (Served *r : planned)
+    registerServedBlocks(*r);
   if (anyPrompt && anyDecode)
     ++serveCounters_.mixedSteps;
   const int64_t vocab = plan_.vocabSize;

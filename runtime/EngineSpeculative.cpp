@@ -35,9 +35,8 @@ constexpr uint64_t kAcceptStream = 0x3c6ef372fe94f82bull;
 constexpr uint64_t kResampleStream = 0xa54ff53a5f1d36f1ull;
 
 double streamUniform(const SamplingParams &params, uint64_t stream,
-                     int64_t seqId, int64_t index) {
-  return counterUniform(params.seed ^ stream, uint64_t(seqId),
-                        uint64_t(index));
+                     uint64_t streamId, int64_t index) {
+  return counterUniform(params.seed ^ stream, streamId, uint64_t(index));
 }
 
 } // namespace
@@ -276,6 +275,52 @@ bool Engine::syncDraft(size_t i, int64_t kept,
   return true;
 }
 
+int64_t Engine::acceptChain(Sequence &s, const GenerationRequest &req,
+                            GenerationResult &result, const float *rows,
+                            const std::vector<int32_t> &proposed,
+                            const std::vector<std::vector<double>> &drawnFrom,
+                            uint64_t streamId) const {
+  const int64_t vocab = plan_.vocabSize;
+  const int64_t n = int64_t(proposed.size());
+  const int64_t index0 = int64_t(result.tokens.size());
+  const bool sampled = req.sampling.temperature != 0.0;
+  std::vector<double> p;
+  // Greedy: proposals are kept while each is the target's argmax, then
+  // the target's own token follows. Sampling: each proposal passes the
+  // acceptance test or is replaced by a draw from the residual, and after
+  // a run of accepted ones the target draws the next token itself.
+  int64_t accepted = 0;
+  for (int64_t e = 0; e <= n && !s.done; ++e) {
+    const float *at = rows + e * vocab;
+    int32_t token = 0;
+    bool kept = false;
+    if (!sampled) {
+      token = int32_t(argmax(at, vocab));
+      kept = e < n && token == proposed[size_t(e)];
+    } else {
+      samplingDistribution(at, vocab, req.sampling, p);
+      const double resample =
+          streamUniform(req.sampling, kResampleStream, streamId, index0 + e);
+      if (e < n) {
+        const SpecVerdict verdict = judgeProposal(
+            p, drawnFrom.empty() ? nullptr : &drawnFrom[size_t(e)],
+            proposed[size_t(e)],
+            streamUniform(req.sampling, kAcceptStream, streamId, index0 + e),
+            resample);
+        token = verdict.token;
+        kept = verdict.accepted;
+      } else {
+        token = drawFrom(p, resample);
+      }
+    }
+    acceptToken(s, req, result, token, options_.keepLogits ? at : nullptr);
+    if (!kept)
+      break;
+    ++accepted;
+  }
+  return accepted;
+}
+
 bool Engine::speculativeDecode(
     std::vector<Sequence *> &seqs,
     const std::vector<const GenerationRequest *> &requests,
@@ -302,14 +347,10 @@ bool Engine::speculativeDecode(
   for (size_t i = 0; i < seqs.size(); ++i)
     if (!seqs[i]->done && !catchUp(i, seqs[i]->position))
       return false;
-  auto sampled = [&](size_t i) {
-    return requests[i]->sampling.temperature != 0.0;
-  };
   std::vector<float> logits;
   std::vector<float> *keep = options_.keepLogits ? &logits : nullptr;
   std::vector<int32_t> tokens;
-  std::vector<float> rows, draftRows;
-  std::vector<double> p;
+  std::vector<float> rows;
   const double start = secondsNow();
   while (true) {
     std::vector<size_t> live;
@@ -416,42 +457,9 @@ bool Engine::speculativeDecode(
         row += counts[g];
         const std::vector<int32_t> &proposed = proposals[g];
         const int64_t n = int64_t(proposed.size());
-        const int64_t index0 = int64_t(results[i].tokens.size());
-        // Greedy: proposals are kept while each is the target's argmax,
-        // then the target's own token follows. Sampling: each proposal
-        // passes the acceptance test or is replaced by a draw from the
-        // residual, and after a run of accepted ones the target draws the
-        // next token itself.
-        int64_t accepted = 0;
-        for (int64_t e = 0; e <= n && !s.done; ++e) {
-          const float *at = base + e * vocab;
-          int32_t token = 0;
-          bool kept = false;
-          if (!sampled(i)) {
-            token = int32_t(argmax(at, vocab));
-            kept = e < n && token == proposed[size_t(e)];
-          } else {
-            samplingDistribution(at, vocab, req.sampling, p);
-            const double resample = streamUniform(
-                req.sampling, kResampleStream, s.id, index0 + e);
-            if (e < n) {
-              const SpecVerdict verdict = judgeProposal(
-                  p, drawnFrom[g].empty() ? nullptr : &drawnFrom[g][size_t(e)],
-                  proposed[size_t(e)],
-                  streamUniform(req.sampling, kAcceptStream, s.id, index0 + e),
-                  resample);
-              token = verdict.token;
-              kept = verdict.accepted;
-            } else {
-              token = drawFrom(p, resample);
-            }
-          }
-          acceptToken(s, req, results[i], token,
-                      options_.keepLogits ? at : nullptr);
-          if (!kept)
-            break;
-          ++accepted;
-        }
+        const int64_t accepted =
+            acceptChain(s, req, results[i], base, proposed, drawnFrom[g],
+                        uint64_t(s.id));
         timings.proposedTokens += n;
         timings.acceptedTokens += accepted;
         ++timings.verifiedSequences;
@@ -518,7 +526,7 @@ bool Engine::draftChains(
         const int64_t index =
             int64_t(results[group[g]].tokens.size()) + int64_t(r);
         token = drawFrom(q, streamUniform(req.sampling, kDraftDrawStream,
-                                          batch[b]->id, index));
+                                          uint64_t(batch[b]->id), index));
         drawnFrom[g].push_back(std::move(q));
       }
       batch[b]->pending = {token};

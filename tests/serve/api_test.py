@@ -54,6 +54,19 @@ with concurrent.futures.ThreadPoolExecutor(2) as pool:
 server = Server(args.strata, plan, "--model-name", NAME, "--max-running", "4",
                 "--step-tokens", "16", cwd=SRC)
 
+# Prompt lookup (--spec-lookup) needs the fused programs' verify step; its
+# greedy texts are those of strata run on the fused programs.
+fused = os.path.join(args.work, "tiny-text.fused.splan")
+subprocess.run([args.strata, "compile", TINY_TEXT, "--emit=fused", "-o",
+                fused], cwd=SRC, check=True)
+with concurrent.futures.ThreadPoolExecutor(2) as pool:
+    EXPECTED_FUSED = list(pool.map(
+        lambda c: strata_run(args.strata, SRC, TINY_TEXT, c[0], c[1],
+                             "--disable-pass="), GREEDY))
+lookup_server = Server(args.strata, fused, "--model-name", NAME,
+                       "--max-running", "4", "--step-tokens", "16",
+                       "--spec-lookup", "--spec-tokens", "6", cwd=SRC)
+
 
 def body(case, stream):
     prompt, max_new, sampling, _ = case
@@ -362,9 +375,29 @@ def test_prefix_cache_reuses_a_prompt():
           f"prefix-cache hits {hits} for a prompt of {prompt} tokens")
 
 
+def test_prompt_lookup_gives_the_text_of_plain_decoding():
+    def text(case):
+        status, resp = lookup_server.post(
+            "/v1/completions",
+            {"model": NAME, "prompt": case[0], "max_tokens": case[1],
+             "temperature": 0})
+        check_eq(status, 200, f"status ({resp})")
+        return resp["choices"][0]["text"]
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        texts = list(pool.map(text, GREEDY))
+    for case, got, want in zip(GREEDY, texts, EXPECTED_FUSED):
+        check_eq(got, want, f"text of {case[0][:20]!r} with prompt lookup")
+    m = lookup_server.metrics()
+    check(m["strata_spec_verify_steps_total"] > 0, "verify steps ran")
+    check(m["strata_spec_proposed_tokens_total"] >=
+          m["strata_spec_accepted_tokens_total"], "accepted <= proposed")
+
+
 run_tests([test_models_and_health, test_concurrent_clients_get_strata_run_text,
            test_stream_chunks_add_up_to_the_whole_text, test_stop_strings,
            test_usage_counts, test_prompt_as_token_ids, test_seeds,
            test_chat_completions, test_metrics_counts_and_format,
-           test_prefix_cache_reuses_a_prompt],
-          servers=[server])
+           test_prefix_cache_reuses_a_prompt,
+           test_prompt_lookup_gives_the_text_of_plain_decoding],
+          servers=[server, lookup_server])

@@ -106,6 +106,9 @@ EngineLoad EngineLoop::load() const {
   load.promptTokensFed = stats_.promptTokens;
   load.prefixQueryTokens = stats_.prefixQueryTokens;
   load.prefixHitTokens = stats_.prefixHitTokens;
+  load.verifySteps = stats_.verifySteps;
+  load.specProposedTokens = stats_.proposedTokens;
+  load.specAcceptedTokens = stats_.acceptedTokens;
   load.decodeSteps = counters_.decodeSteps;
   load.graphReplays = counters_.graphReplays;
   load.graphCaptures = counters_.graphCaptures;

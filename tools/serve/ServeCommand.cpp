@@ -131,6 +131,13 @@ void addServeOptions(tools::ArgParser &parser) {
   parser.addOption("max-queue", "N",
                    "requests that may wait for a running place; more get "
                    "429 (default 256)");
+  parser.addFlag("spec-lookup",
+                 "speculative decoding with prompt lookup: decode-only "
+                 "steps verify the tokens that followed each sequence's "
+                 "last few tokens where they occurred before");
+  parser.addOption("spec-tokens", "N",
+                   "with --spec-lookup: tokens proposed per step and "
+                   "sequence, 1 to 16 (default 4)");
   parser.addOption("model-name", "NAME",
                    "the name clients give in \"model\" (default: the "
                    "model's name)");
@@ -168,6 +175,12 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
       !integerOption(parser, "step-tokens", 1, plan.limits.maxTokens,
                      " (the plan's tokens per step)", stepTokens, error) ||
       !integerOption(parser, "max-queue", 0, 1 << 20, "", maxQueue, error))
+    return usage(error);
+  const bool lookup = parser.has("spec-lookup");
+  int64_t specTokens = 4;
+  if (parser.has("spec-tokens") && !lookup)
+    return usage("--spec-tokens applies with --spec-lookup");
+  if (!integerOption(parser, "spec-tokens", 1, 16, "", specTokens, error))
     return usage(error);
   EngineOptions engineOptions;
   if (std::string bad = tools::parseEngineOptions(parser, engineOptions);
@@ -224,6 +237,8 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
     std::unique_ptr<Engine> engine =
         Engine::create(std::move(plan), engineOptions, error);
     if (!engine)
+      return failed(error);
+    if (lookup && !engine->attachLookup(specTokens, error))
       return failed(error);
     // Measured once the weights are in place, before the pool exists.
     if (kvMemory) {

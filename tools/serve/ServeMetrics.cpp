@@ -137,6 +137,17 @@ std::string ServeMetrics::prometheus(const EngineLoad &load) const {
          "Of those, tokens whose KV blocks were found cached and not "
          "computed.");
   sample(out, "strata_prefix_cache_hits_total", double(load.prefixHitTokens));
+  header(out, "strata_spec_verify_steps_total", "counter",
+         "Steps that verified prompt-lookup proposals (--spec-lookup).");
+  sample(out, "strata_spec_verify_steps_total", double(load.verifySteps));
+  header(out, "strata_spec_proposed_tokens_total", "counter",
+         "Tokens prompt lookup proposed.");
+  sample(out, "strata_spec_proposed_tokens_total",
+         double(load.specProposedTokens));
+  header(out, "strata_spec_accepted_tokens_total", "counter",
+         "Of those, tokens the model kept.");
+  sample(out, "strata_spec_accepted_tokens_total",
+         double(load.specAcceptedTokens));
   header(out, "strata_decode_graph_steps_total", "counter",
          "Decode-only steps, which can replay a captured CUDA graph (0 on "
          "the CPU backend and with --no-graphs).");

@@ -154,6 +154,53 @@ TEST_CASE("served greedy tokens equal a generation alone: sliding window") {
   checkEqualToAlone("tiny-mistral.yaml");
 }
 
+TEST_CASE("served greedy tokens with prompt lookup equal plain decoding "
+          "alone") {
+  // Prompts that repeat themselves, so that lookups propose; decode-only
+  // steps then verify the proposals, the others run plainly.
+  const plan::Plan plan = testing::compilePlan("tiny-llama.yaml", 16, true, 8);
+  auto plain = testing::makeCpuEngine(plan);
+  std::vector<GenerationRequest> requests = mixedRequests(plan.vocabSize, 8, 11);
+  for (GenerationRequest &r : requests) {
+    const std::vector<int32_t> once(r.prompt.begin(),
+                                    r.prompt.begin() +
+                                        std::min<size_t>(r.prompt.size(), 6));
+    r.prompt = once;
+    for (int copy = 0; copy < 2; ++copy)
+      r.prompt.insert(r.prompt.end(), once.begin(), once.end());
+    r.maxNewTokens = 12;
+  }
+  std::vector<std::vector<int32_t>> alone;
+  for (const GenerationRequest &r : requests)
+    alone.push_back(aloneTokens(*plain, r));
+  auto engine = testing::makeCpuEngine(plan);
+  std::string error;
+  REQUIRE(engine->attachLookup(4, error));
+  ServeOptions options;
+  options.kvBlocks = 64;
+  SECTION("arriving while others decode") {
+    std::vector<int> arrivals;
+    for (size_t i = 0; i < requests.size(); ++i)
+      arrivals.push_back(int(i) * 2);
+    ServeStats stats;
+    const auto got = serveAll(*engine, requests, arrivals, options, &stats);
+    CHECK(got == alone);
+    CHECK(stats.verifySteps > 0);
+    CHECK(stats.proposedTokens > 0);
+    CHECK(stats.acceptedTokens <= stats.proposedTokens);
+  }
+  SECTION("a pool too small for everyone, without prefix caching") {
+    options.kvBlocks = 4;
+    options.prefixCache = false;
+    ServeStats stats;
+    const auto got =
+        serveAll(*engine, requests, std::vector<int>(requests.size(), 0),
+                 options, &stats);
+    CHECK(got == alone);
+    CHECK(stats.preemptions > 0);
+  }
+}
+
 TEST_CASE("sampled requests draw what they draw alone") {
   // Draws depend on the request's seed and token index only: served with
   // others, a sampled request gets the tokens `strata run --seed` gives.
