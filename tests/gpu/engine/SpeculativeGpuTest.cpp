@@ -109,7 +109,7 @@ TEST_CASE("speculative decoding on the GPU = plain decoding, prompt lookup",
           "[gpu][engine][speculative]") {
   for (const char *name :
        {"tiny-llama.fused.splan", "tiny-qwen3.fused.splan",
-        "tiny-gemma-sliding.fused.splan"}) {
+        "tiny-gemma-sliding.fused.splan", "tiny-mistral.fused.splan"}) {
     INFO(name);
     const plan::Plan plan = testing::loadTestPlan(name);
     for (int batch : {1, 8})
@@ -129,4 +129,9 @@ TEST_CASE("speculative decoding on the GPU = plain decoding, token trees",
       checkSame(plan, &plan, requests(batch, plan.vocabSize), tree);
       checkSame(plan, &other, requests(batch, plan.vocabSize), tree);
     }
+  // A sliding window over tree positions.
+  const plan::Plan mistral = testing::loadTestPlan("tiny-mistral.fused.splan");
+  for (int batch : {1, 8})
+    checkSame(mistral, &mistral, requests(batch, mistral.vocabSize),
+              {2, 2, 1, 1});
 }

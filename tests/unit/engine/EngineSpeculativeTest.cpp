@@ -87,7 +87,8 @@ double checkSame(const plan::Plan &target, const plan::Plan *draftPlan,
 TEST_CASE("speculative greedy decoding = plain greedy decoding, every tiny "
           "model, a draft that always agrees") {
   for (const char *model :
-       {"tiny-llama.yaml", "tiny-qwen3.yaml", "tiny-gemma-sliding.yaml"}) {
+       {"tiny-llama.yaml", "tiny-qwen3.yaml", "tiny-gemma-sliding.yaml",
+        "tiny-mistral.yaml"}) {
     INFO(model);
     const plan::Plan plan = testing::compilePlan(model, 256, true);
     for (int batch : {1, 8}) {
@@ -137,7 +138,8 @@ TEST_CASE("speculative greedy decoding with prompt lookup = plain greedy "
     return out;
   };
   for (const char *model :
-       {"tiny-llama.yaml", "tiny-qwen3.yaml", "tiny-gemma-sliding.yaml"}) {
+       {"tiny-llama.yaml", "tiny-qwen3.yaml", "tiny-gemma-sliding.yaml",
+        "tiny-mistral.yaml"}) {
     INFO(model);
     const plan::Plan plan = testing::compilePlan(model, 256, true);
     for (int batch : {1, 8})
@@ -173,7 +175,8 @@ TEST_CASE("speculative greedy decoding with token trees = plain greedy "
     CHECK(share < 0.5);
   }
   checkSame(llama, &other, requests(8, llama.vocabSize, 20), {10}, {3, 2, 1});
-  for (const char *model : {"tiny-qwen3.yaml", "tiny-gemma-sliding.yaml"}) {
+  for (const char *model :
+       {"tiny-qwen3.yaml", "tiny-gemma-sliding.yaml", "tiny-mistral.yaml"}) {
     INFO(model);
     const plan::Plan plan = testing::compilePlan(model, 256, true);
     for (int batch : {1, 8})
