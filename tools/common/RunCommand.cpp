@@ -211,7 +211,7 @@ void addRunOptions(ArgParser &parser) {
   parser.addOption("spec-tokens", "N",
                    "with --draft or --spec-lookup: tokens proposed per "
                    "step, 1 to 16 (default 4); with --spec-tree the tree's "
-                   "tokens, 1 to 63");
+                   "tokens, 1 to 63 (default: the whole shape, at most 63)");
   parser.addOption("spec-tree", "B1,B2,...",
                    "with --draft: propose a token tree, the B1 most likely "
                    "tokens, the B2 most likely after each of them, and so "
@@ -313,6 +313,15 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
                  "[1, 8], got '" +
                  parser.get("spec-tree") + "'");
   const int64_t maxSpecTokens = specTree.empty() ? 16 : 63;
+  // A tree's default size is the whole shape, up to the limit.
+  if (!specTree.empty()) {
+    int64_t level = 1;
+    specTokens = 0;
+    for (int64_t branching : specTree) {
+      level = std::min<int64_t>(level * branching, maxSpecTokens);
+      specTokens = std::min<int64_t>(specTokens + level, maxSpecTokens);
+    }
+  }
   if (parser.has("spec-tokens") &&
       !parseInteger(parser.get("spec-tokens"), 1, maxSpecTokens, specTokens))
     return usage("--spec-tokens expects an integer in [1, " +
