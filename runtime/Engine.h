@@ -413,6 +413,9 @@ private:
   void preempt(Served &r);
   /// Frees what a request holds.
   void releaseServed(Served &r);
+  /// Ends a running request that is done: frees what it holds, reports
+  /// it in `ended` and forgets it (`r` is destroyed).
+  void finishServed(Served &r, std::vector<ServeResult> &ended);
   /// Registers the full blocks of `r` not in the prefix cache yet.
   void registerServedBlocks(Served &r);
   /// With prompt lookup attached, the decode-only step of `planned` as a

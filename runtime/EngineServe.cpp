@@ -327,14 +327,17 @@ bool Engine::serveStep(std::vector<ServeResult> &ended, std::string &error) {
     acceptToken(r.seq, r.request, r.result, tokens[b],
                 keep ? logits.data() + b * vocab : nullptr);
     ++serveCounters_.generatedTokens;
-    if (!r.seq.done)
-      continue;
-    releaseServed(r);
-    running_.erase(std::find(running_.begin(), running_.end(), r.id));
-    ended.push_back({r.id, false, std::move(r.result)});
-    served_.erase(r.id);
+    if (r.seq.done)
+      finishServed(r, ended);
   }
   return true;
+}
+
+void Engine::finishServed(Served &r, std::vector<ServeResult> &ended) {
+  releaseServed(r);
+  running_.erase(std::find(running_.begin(), running_.end(), r.id));
+  ended.push_back({r.id, false, std::move(r.result)});
+  served_.erase(r.id); // r is gone from here on
 }
 
 } // namespace strata

@@ -102,10 +102,7 @@ bool Engine::serveLookupStep(const std::vector<Served *> &planned,
       continue;
     }
     registerServedBlocks(r);
-    releaseServed(r);
-    running_.erase(std::find(running_.begin(), running_.end(), r.id));
-    ended.push_back({r.id, false, std::move(r.result)});
-    served_.erase(r.id);
+    finishServed(r, ended);
   }
   return true;
 }
