@@ -22,7 +22,8 @@ cmake --build "$san" -j "$(nproc)"
 cd "$san"
 # The CPU reference runs several times slower under ASan: the engine's
 # longest end-to-end equivalence tests, the serving loop's and speculative
-# decoding's among them, and
+# decoding's among them (token trees and the KV move still run there through
+# the CLI test and the kv_move reference's unit test), and
 # the default models' perplexity check (`kjv: cpu`, 7M-parameter models over
 # a whole book) would take most of the sanitizer run, so they run in the
 # normal build only here.
@@ -34,6 +35,7 @@ slow+='|generic and fused f32 plans agree to fp32 precision'
 slow+='|served greedy tokens equal a generation alone: .*'
 slow+='|speculative greedy decoding = plain greedy decoding, every tiny model, a draft that always agrees'
 slow+='|speculative greedy decoding with prompt lookup = plain greedy decoding'
+slow+='|speculative greedy decoding with token trees = plain greedy decoding'
 slow+="|speculative sampling keeps the model's distribution)$"
 slow+='|^kjv: cpu$'
 if [ "${STRATA_SAN_FULL:-0}" = 1 ]; then
