@@ -8,6 +8,7 @@
 #ifndef STRATA_RUNTIME_BACKEND_H
 #define STRATA_RUNTIME_BACKEND_H
 
+#include "kernels/common/KvMoveTypes.h"
 #include "runtime/Sampler.h"
 #include "runtime/StepInputs.h"
 #include "runtime/plan/Plan.h"
@@ -89,6 +90,23 @@ public:
   /// How decode steps ran; a backend without graphs (the CPU) counts none.
   virtual BackendCounters counters() const { return {}; }
 };
+
+/// The dimensions of Backend::moveKvSlots's copy for `plan`'s KV cache of
+/// `numBlocks` blocks and `moves` (source, destination) pairs: K and V of
+/// every softmax layer.
+inline kernels::KvMoveDims kvMoveDimsOf(const plan::Plan &plan,
+                                        int64_t numBlocks, int64_t moves) {
+  const plan::KvCacheDesc &kv = plan.kvCache;
+  kernels::KvMoveDims d;
+  d.pools = 2 * kv.layers;
+  d.numBlocks = numBlocks;
+  d.numKvHeads = kv.kvHeads;
+  d.blockSize = kv.blockSize;
+  d.headDim = kv.headDim;
+  d.elementBytes = plan::byteWidth(kv.dtype);
+  d.moves = moves;
+  return d;
+}
 
 } // namespace strata
 

@@ -34,11 +34,6 @@ constexpr uint64_t kDraftDrawStream = 0x9d2c5680a3b1e4f7ull;
 constexpr uint64_t kAcceptStream = 0x3c6ef372fe94f82bull;
 constexpr uint64_t kResampleStream = 0xa54ff53a5f1d36f1ull;
 
-double streamUniform(const SamplingParams &params, uint64_t stream,
-                     uint64_t streamId, int64_t index) {
-  return counterUniform(params.seed ^ stream, streamId, uint64_t(index));
-}
-
 } // namespace
 
 bool Engine::checkSpeculation(int64_t tokens, std::string &error) const {
@@ -300,12 +295,14 @@ int64_t Engine::acceptChain(Sequence &s, const GenerationRequest &req,
     } else {
       samplingDistribution(at, vocab, req.sampling, p);
       const double resample =
-          streamUniform(req.sampling, kResampleStream, streamId, index0 + e);
+          specUniform(req.sampling, kResampleStream, streamId,
+                      uint64_t(index0 + e));
       if (e < n) {
         const SpecVerdict verdict = judgeProposal(
             p, drawnFrom.empty() ? nullptr : &drawnFrom[size_t(e)],
             proposed[size_t(e)],
-            streamUniform(req.sampling, kAcceptStream, streamId, index0 + e),
+            specUniform(req.sampling, kAcceptStream, streamId,
+                        uint64_t(index0 + e)),
             resample);
         token = verdict.token;
         kept = verdict.accepted;
@@ -525,8 +522,9 @@ bool Engine::draftChains(
                              req.sampling, q);
         const int64_t index =
             int64_t(results[group[g]].tokens.size()) + int64_t(r);
-        token = drawFrom(q, streamUniform(req.sampling, kDraftDrawStream,
-                                          uint64_t(batch[b]->id), index));
+        token = drawFrom(q, specUniform(req.sampling, kDraftDrawStream,
+                                        uint64_t(batch[b]->id),
+                                        uint64_t(index)));
         drawnFrom[g].push_back(std::move(q));
       }
       batch[b]->pending = {token};

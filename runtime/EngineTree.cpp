@@ -73,10 +73,6 @@ constexpr uint64_t kTreeAcceptStream = 0x510e527fade682d1ull;
 constexpr uint64_t kTreeResampleStream = 0x9b05688c2b3e6c1full;
 constexpr uint64_t kMaxChildren = 64;
 
-double treeUniform(const SamplingParams &params, uint64_t stream,
-                   int64_t seqId, uint64_t index) {
-  return counterUniform(params.seed ^ stream, uint64_t(seqId), index);
-}
 
 } // namespace
 
@@ -257,7 +253,7 @@ bool Engine::treeRound(std::vector<Sequence *> &seqs,
             total += v;
           if (!(total > 0.0))
             break;
-          if (treeUniform(req.sampling, kTreeAcceptStream, s.id,
+          if (specUniform(req.sampling, kTreeAcceptStream, uint64_t(s.id),
                           index * kMaxChildren + j) *
                   total <
               p[size_t(x)]) {
@@ -273,8 +269,8 @@ bool Engine::treeRound(std::vector<Sequence *> &seqs,
           const bool left =
               std::any_of(p.begin(), p.end(), [](double v) { return v > 0; });
           token = drawFrom(left ? p : full,
-                           treeUniform(req.sampling, kTreeResampleStream,
-                                       s.id, index));
+                           specUniform(req.sampling, kTreeResampleStream,
+                                       uint64_t(s.id), index));
         }
       }
       acceptToken(s, req, results[i], token,

@@ -14,6 +14,11 @@ void samplingDistribution(const float *logits, int64_t vocab,
                             params.topP, probs.data());
 }
 
+double specUniform(const SamplingParams &params, uint64_t stream,
+                   uint64_t streamId, uint64_t index) {
+  return counterUniform(params.seed ^ stream, streamId, index);
+}
+
 int32_t drawFrom(const std::vector<double> &probs, double uniform) {
   double total = 0.0;
   for (double v : probs)

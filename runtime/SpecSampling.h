@@ -27,6 +27,12 @@ void samplingDistribution(const float *logits, int64_t vocab,
 /// times the total.
 int32_t drawFrom(const std::vector<double> &probs, double uniform);
 
+/// A uniform of speculative sampling's own streams: the request's seed
+/// mixed with `stream` (one constant per use: proposal, acceptance,
+/// residual), keyed by `streamId` and the index of the token it decides.
+double specUniform(const SamplingParams &params, uint64_t stream,
+                   uint64_t streamId, uint64_t index);
+
 struct SpecVerdict {
   bool accepted = false;
   /// The proposal when accepted, else the token drawn from the residual.

@@ -42,14 +42,8 @@ public:
     const plan::KvCacheDesc &kv = plan_.kvCache;
     if (moves.empty() || kv.layers == 0)
       return true;
-    kernels::KvMoveDims d;
-    d.pools = 2 * kv.layers;
-    d.numBlocks = caches_.numBlocks;
-    d.numKvHeads = kv.kvHeads;
-    d.blockSize = kv.blockSize;
-    d.headDim = kv.headDim;
-    d.elementBytes = plan::byteWidth(kv.dtype);
-    d.moves = int64_t(moves.size() / 2);
+    const kernels::KvMoveDims d =
+        kvMoveDimsOf(plan_, caches_.numBlocks, int64_t(moves.size() / 2));
     std::vector<void *> pools;
     for (int64_t l = 0; l < kv.layers; ++l) {
       pools.push_back(caches_.k[size_t(l)].data());

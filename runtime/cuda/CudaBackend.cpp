@@ -471,14 +471,8 @@ bool CudaBackend::moveKvSlots(const std::vector<int64_t> &moves,
   const plan::KvCacheDesc &kv = plan_.kvCache;
   if (moves.empty() || kv.layers == 0)
     return true;
-  kernels::KvMoveDims d;
-  d.pools = 2 * kv.layers;
-  d.numBlocks = blocksReserved_;
-  d.numKvHeads = kv.kvHeads;
-  d.blockSize = kv.blockSize;
-  d.headDim = kv.headDim;
-  d.elementBytes = plan::byteWidth(kv.dtype);
-  d.moves = int64_t(moves.size() / 2);
+  const kernels::KvMoveDims d =
+      kvMoveDimsOf(plan_, blocksReserved_, int64_t(moves.size() / 2));
   if (kernels::Status s = kernels::validateKvMove(d, moves.data()); !s.ok()) {
     error = "cuda: " + s.message();
     return false;
