@@ -33,6 +33,10 @@ struct BackendCounters {
   int64_t decodeSteps = 0;   ///< decode steps that could replay a graph
   int64_t graphReplays = 0;  ///< of those, run by replaying a captured graph
   int64_t graphCaptures = 0; ///< graphs captured (program, batch bucket)
+  /// Verify steps (speculative decoding) that could replay a graph, those
+  /// that did, and the graphs captured (program, batch bucket, tokens per
+  /// sequence).
+  int64_t verifySteps = 0, verifyGraphReplays = 0, verifyGraphCaptures = 0;
 };
 
 class Backend {
@@ -86,6 +90,13 @@ public:
   /// are all-token, else its sequence count. For scoring (Engine::score).
   virtual bool stepLogits(const plan::Program &program, const StepInputs &in,
                           std::vector<float> &logits, std::string &error) = 0;
+
+  /// Runs `program`, whose logits are all-token (a verify program), on
+  /// the step `in` like stepLogits, and returns each token's argmax (ties
+  /// to the lowest id) instead of its row: [tokens]. Greedy verification
+  /// needs only these.
+  virtual bool stepArgmax(const plan::Program &program, const StepInputs &in,
+                          std::vector<int32_t> &ids, std::string &error) = 0;
 
   /// How decode steps ran; a backend without graphs (the CPU) counts none.
   virtual BackendCounters counters() const { return {}; }

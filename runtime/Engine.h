@@ -106,7 +106,10 @@ struct GenerationTimings {
 /// to its results on the host.
 struct VerifyTiming {
   double decodeSeconds = 0.0; ///< a decode step (one token per sequence)
-  double verifySeconds = 0.0; ///< a verify step (a tree per sequence)
+  /// A verify step (a tree per sequence) whose argmaxes come back (greedy
+  /// verification), and one whose every row of logits comes back (sampled).
+  double verifySeconds = 0.0;
+  double verifyLogitsSeconds = 0.0;
 };
 
 /// Continuous batching (Engine::startServing): the pool and the limits of
@@ -287,6 +290,19 @@ private:
     int64_t draws = 0;            // ever: the sampler's step counter
     bool done = false;
   };
+  /// What a verify step returns per token: its logits row, or (greedy
+  /// requests, no logits kept) only its argmax.
+  struct VerifyRows {
+    int64_t vocab = 0;
+    std::vector<float> logits;   // [tokens, vocab] or empty
+    std::vector<int32_t> argmax; // [tokens] or empty
+    /// Token t's logits; null when only argmaxes were returned.
+    const float *row(int64_t t) const {
+      return logits.empty() ? nullptr : logits.data() + t * vocab;
+    }
+    /// Token t's argmax, ties to the lowest id.
+    int32_t best(int64_t t) const;
+  };
   /// Records `token`, sampled for `s` (from logits `row`, kept when
   /// non-null), and ends the sequence at a stop token, a callback that
   /// says so, or its token budget.
@@ -304,20 +320,26 @@ private:
   /// `batch[i]` as a tree: `parents` holds, per fed token, the index of
   /// its parent among its sequence's tokens of this step (-1: it hangs
   /// from the cached prefix); positions are the cached length plus the
-  /// depth. `rows` receives the logits of every token, [tokens, vocab].
+  /// depth. `out` receives every token's logits when `wantLogits`, else
+  /// only their argmax (picked on the device).
   bool verifyStep(std::vector<Sequence *> &batch,
                   const std::vector<int64_t> &counts,
-                  const std::vector<int32_t> &parents,
-                  std::vector<float> &rows, std::string &error);
-  /// Takes the tokens a verify step yields for `s` from `rows` (the
-  /// logits of its pending token and its chain of `proposed` tokens):
+                  const std::vector<int32_t> &parents, bool wantLogits,
+                  VerifyRows &out, std::string &error);
+  /// Whether a verify step for `requests` must return logits rather than
+  /// argmaxes: a sampled request, or logits kept for the caller.
+  bool verifyNeedsLogits(
+      const std::vector<const GenerationRequest *> &requests) const;
+  /// Takes the tokens a verify step yields for `s` from `rows`, from row
+  /// `first` on (its pending token's, then its chain of `proposed` tokens):
   /// greedy, the proposals while each is the argmax, then the argmax;
   /// sampled, lossless speculative sampling against `drawnFrom` (the
   /// distribution each proposal was drawn from; empty for proposals made
   /// for certain), with uniforms of the streams of `streamId`. Each token
   /// goes through acceptToken; returns the proposals kept.
   int64_t acceptChain(Sequence &s, const GenerationRequest &req,
-                      GenerationResult &result, const float *rows,
+                      GenerationResult &result, const VerifyRows &rows,
+                      int64_t first,
                       const std::vector<int32_t> &proposed,
                       const std::vector<std::vector<double>> &drawnFrom,
                       uint64_t streamId) const;

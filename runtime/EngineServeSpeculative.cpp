@@ -71,24 +71,26 @@ bool Engine::serveLookupStep(const std::vector<Served *> &planned,
     for (int64_t t = 0; t < counts.back(); ++t)
       parents.push_back(int32_t(t - 1));
   }
-  std::vector<float> rows;
-  if (!verifyStep(batch, counts, parents, rows, error)) {
+  std::vector<const GenerationRequest *> judged;
+  for (Served *r : planned)
+    judged.push_back(&r->request);
+  VerifyRows rows;
+  if (!verifyStep(batch, counts, parents, verifyNeedsLogits(judged), rows,
+                  error)) {
     // The cache is in an unknown state: every request ends.
     stopServing();
     return false;
   }
   ++serveCounters_.steps;
   ++serveCounters_.verifySteps;
-  const int64_t vocab = plan_.vocabSize;
   int64_t row = 0;
   for (size_t b = 0; b < planned.size(); ++b) {
     Served &r = *planned[b];
     const size_t had = r.result.tokens.size();
     // Served draws do not depend on the request's id (stream 0), as the
     // plain steps' do not.
-    const int64_t accepted = acceptChain(r.seq, r.request, r.result,
-                                         rows.data() + row * vocab,
-                                         proposals[b], {}, 0);
+    const int64_t accepted = acceptChain(r.seq, r.request, r.result, rows,
+                                         row, proposals[b], {}, 0);
     row += counts[b];
     serveCounters_.proposedTokens += int64_t(proposals[b].size());
     serveCounters_.acceptedTokens += accepted;

@@ -206,10 +206,25 @@ bool Engine::rollBack(Sequence &s, int64_t length, std::string &error) {
   return true;
 }
 
+int32_t Engine::VerifyRows::best(int64_t t) const {
+  return argmax.empty() ? int32_t(strata::argmax(row(t), vocab))
+                        : argmax[size_t(t)];
+}
+
+bool Engine::verifyNeedsLogits(
+    const std::vector<const GenerationRequest *> &requests) const {
+  if (options_.keepLogits)
+    return true;
+  for (const GenerationRequest *r : requests)
+    if (r->sampling.temperature != 0.0)
+      return true;
+  return false;
+}
+
 bool Engine::verifyStep(std::vector<Sequence *> &batch,
                         const std::vector<int64_t> &counts,
-                        const std::vector<int32_t> &parents,
-                        std::vector<float> &rows, std::string &error) {
+                        const std::vector<int32_t> &parents, bool wantLogits,
+                        VerifyRows &out, std::string &error) {
   StepInputs in;
   if (!buildInputs(batch, counts, in, error))
     return false;
@@ -228,9 +243,20 @@ bool Engine::verifyStep(std::vector<Sequence *> &batch,
     }
     first += count;
   }
+  const int64_t vocab = plan_.vocabSize;
+  out.vocab = vocab;
+  out.logits.clear();
+  out.argmax.clear();
+  if (!wantLogits) {
+    // As a greedy decode step: the device picks, the logits stay there.
+    if (!backend_->stepArgmax(*verify_, in, out.argmax, error))
+      return false;
+    advance(batch, counts);
+    return true;
+  }
+  std::vector<float> &rows = out.logits;
   if (!backend_->stepLogits(*verify_, in, rows, error))
     return false;
-  const int64_t vocab = plan_.vocabSize;
   if (int64_t(rows.size()) != in.numTokens() * vocab) {
     error = "the verify program returned " + std::to_string(rows.size()) +
             " logits for " + std::to_string(in.numTokens()) +
@@ -271,7 +297,8 @@ bool Engine::syncDraft(size_t i, int64_t kept,
 }
 
 int64_t Engine::acceptChain(Sequence &s, const GenerationRequest &req,
-                            GenerationResult &result, const float *rows,
+                            GenerationResult &result, const VerifyRows &rows,
+                            int64_t first,
                             const std::vector<int32_t> &proposed,
                             const std::vector<std::vector<double>> &drawnFrom,
                             uint64_t streamId) const {
@@ -286,11 +313,11 @@ int64_t Engine::acceptChain(Sequence &s, const GenerationRequest &req,
   // a run of accepted ones the target draws the next token itself.
   int64_t accepted = 0;
   for (int64_t e = 0; e <= n && !s.done; ++e) {
-    const float *at = rows + e * vocab;
+    const float *at = rows.row(first + e);
     int32_t token = 0;
     bool kept = false;
     if (!sampled) {
-      token = int32_t(argmax(at, vocab));
+      token = rows.best(first + e);
       kept = e < n && token == proposed[size_t(e)];
     } else {
       samplingDistribution(at, vocab, req.sampling, p);
@@ -347,7 +374,7 @@ bool Engine::speculativeDecode(
   std::vector<float> logits;
   std::vector<float> *keep = options_.keepLogits ? &logits : nullptr;
   std::vector<int32_t> tokens;
-  std::vector<float> rows;
+  VerifyRows rows;
   const double start = secondsNow();
   while (true) {
     std::vector<size_t> live;
@@ -439,7 +466,11 @@ bool Engine::speculativeDecode(
       for (int64_t count : counts)
         for (int64_t t = 0; t < count; ++t)
           chain.push_back(int32_t(t - 1));
-      if (!verifyStep(batch, counts, chain, rows, error))
+      std::vector<const GenerationRequest *> judged;
+      for (size_t i : group)
+        judged.push_back(requests[i]);
+      if (!verifyStep(batch, counts, chain, verifyNeedsLogits(judged), rows,
+                      error))
         return false;
       timings.verifySeconds += secondsNow() - verifyStart;
       ++timings.verifySteps;
@@ -450,13 +481,12 @@ bool Engine::speculativeDecode(
         const size_t i = group[g];
         Sequence &s = *seqs[i];
         const GenerationRequest &req = *requests[i];
-        const float *base = rows.data() + row * vocab;
-        row += counts[g];
         const std::vector<int32_t> &proposed = proposals[g];
         const int64_t n = int64_t(proposed.size());
         const int64_t accepted =
-            acceptChain(s, req, results[i], base, proposed, drawnFrom[g],
+            acceptChain(s, req, results[i], rows, row, proposed, drawnFrom[g],
                         uint64_t(s.id));
+        row += counts[g];
         timings.proposedTokens += n;
         timings.acceptedTokens += accepted;
         ++timings.verifiedSequences;

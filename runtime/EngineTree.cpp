@@ -89,6 +89,7 @@ bool Engine::treeRound(std::vector<Sequence *> &seqs,
   std::vector<int64_t> budget(group.size()), maxDepth(group.size());
   std::vector<std::vector<TreeNode>> trees(group.size());
   std::vector<float> rows;
+  VerifyRows levelRows;
   std::vector<int32_t> tokens;
 
   const double draftStart = secondsNow();
@@ -159,7 +160,8 @@ bool Engine::treeRound(std::vector<Sequence *> &seqs,
     std::vector<int64_t> before;
     for (Sequence *ds : batch)
       before.push_back(ds->position);
-    if (!d.verifyStep(batch, counts, parents, rows, error)) {
+    // Ranking children needs the draft's whole rows.
+    if (!d.verifyStep(batch, counts, parents, true, levelRows, error)) {
       error = "the draft model: " + error;
       return false;
     }
@@ -173,7 +175,7 @@ bool Engine::treeRound(std::vector<Sequence *> &seqs,
         if (tree[n].depth != int32_t(level))
           continue;
         for (const auto &[token, logProb] :
-             topTokens(rows.data() + (row + int64_t(n)) * vocab, vocab,
+             topTokens(levelRows.row(row + int64_t(n)), vocab,
                        specTree_[level]))
           candidates.push_back({token, int32_t(n), int32_t(level) + 1,
                                 tree[n].logProb + logProb});
@@ -205,7 +207,12 @@ bool Engine::treeRound(std::vector<Sequence *> &seqs,
     batch.push_back(&s);
     counts.push_back(int64_t(s.pending.size()));
   }
-  if (!verifyStep(batch, counts, parents, rows, error))
+  std::vector<const GenerationRequest *> judged;
+  for (size_t i : group)
+    judged.push_back(requests[i]);
+  VerifyRows verified;
+  if (!verifyStep(batch, counts, parents, verifyNeedsLogits(judged), verified,
+                  error))
     return false;
   timings.verifySeconds += secondsNow() - verifyStart;
   ++timings.verifySteps;
@@ -219,7 +226,7 @@ bool Engine::treeRound(std::vector<Sequence *> &seqs,
     Sequence &s = *seqs[i];
     const GenerationRequest &req = *requests[i];
     const std::vector<TreeNode> &tree = trees[g];
-    const float *base = rows.data() + row * vocab;
+    const int64_t base = row;
     row += counts[g];
     // Children of each fed row, in the order the draft ranked them.
     std::vector<std::vector<int64_t>> children(tree.size() + 1);
@@ -233,12 +240,12 @@ bool Engine::treeRound(std::vector<Sequence *> &seqs,
     int64_t at = 0;
     std::vector<double> p, full;
     while (!s.done) {
-      const float *logits = base + at * vocab;
+      const float *logits = verified.row(base + at);
       const uint64_t index = uint64_t(results[i].tokens.size());
       int32_t token = 0;
       int64_t next = -1;
       if (req.sampling.temperature == 0.0) {
-        token = int32_t(argmax(logits, vocab));
+        token = verified.best(base + at);
         for (int64_t c : children[size_t(at)])
           if (tree[size_t(c - 1)].token == token)
             next = c;

@@ -109,15 +109,30 @@ bool Engine::timeVerifySteps(const std::vector<std::vector<int32_t>> &prompts,
   for (int64_t b = 0; b < batch; ++b)
     samples[size_t(b)].seqId = uint64_t(b);
   std::vector<int32_t> tokens;
-  std::vector<float> rows;
-  std::vector<double> decode, verify;
-  // Two untimed rounds first: the decode graph is captured on the second.
+  VerifyRows rows;
+  std::vector<double> decode, verify, verifyLogits;
+  auto timeVerify = [&](bool wantLogits, std::vector<double> &into,
+                        bool timed) {
+    if (!reset())
+      return false;
+    for (size_t b = 0; b < seqs.size(); ++b)
+      for (int64_t t = 0; t < treeTokens; ++t)
+        seqs[b].pending.push_back(
+            int32_t((last[b] + 7919 * (t + 1)) % plan_.vocabSize));
+    const double start = secondsNow();
+    if (!verifyStep(all, counts, parents, wantLogits, rows, error))
+      return false;
+    if (timed)
+      into.push_back(secondsNow() - start);
+    return true;
+  };
+  // Two untimed rounds first: graphs are captured on the second.
   for (int64_t r = 0; r < repetitions + 2; ++r) {
     if (!reset()) {
       release();
       return false;
     }
-    double start = secondsNow();
+    const double start = secondsNow();
     if (!step(all, std::vector<int64_t>(size_t(batch), 1), samples, tokens,
               nullptr, error)) {
       release();
@@ -125,25 +140,16 @@ bool Engine::timeVerifySteps(const std::vector<std::vector<int32_t>> &prompts,
     }
     if (r >= 2)
       decode.push_back(secondsNow() - start);
-    if (!reset()) {
+    if (!timeVerify(false, verify, r >= 2) ||
+        !timeVerify(true, verifyLogits, r >= 2)) {
       release();
       return false;
     }
-    for (size_t b = 0; b < seqs.size(); ++b)
-      for (int64_t t = 0; t < treeTokens; ++t)
-        seqs[b].pending.push_back(
-            int32_t((last[b] + 7919 * (t + 1)) % plan_.vocabSize));
-    start = secondsNow();
-    if (!verifyStep(all, counts, parents, rows, error)) {
-      release();
-      return false;
-    }
-    if (r >= 2)
-      verify.push_back(secondsNow() - start);
   }
   release();
   out.decodeSeconds = median(decode);
   out.verifySeconds = median(verify);
+  out.verifyLogitsSeconds = median(verifyLogits);
   return true;
 }
 

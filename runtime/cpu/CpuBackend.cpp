@@ -2,6 +2,7 @@
 
 #include "kernels/cpu/KvMoveRef.h"
 #include "runtime/MemoryBudget.h"
+#include "runtime/Sampler.h"
 #include "runtime/cpu/CpuExecutor.h"
 
 #include <map>
@@ -95,6 +96,23 @@ public:
     if (!step(program, in, {}, tokens, nullptr, error))
       return false;
     logits = logits_; // exactly the rows of this step (CpuExecutor::run)
+    return true;
+  }
+
+  bool stepArgmax(const plan::Program &program, const StepInputs &in,
+                  std::vector<int32_t> &ids, std::string &error) override {
+    std::vector<int32_t> tokens;
+    if (!step(program, in, {}, tokens, nullptr, error))
+      return false;
+    const int64_t vocab = plan_.vocabSize;
+    if (int64_t(logits_.size()) != in.numTokens() * vocab) {
+      error = "cpu: the program has no all-token logits to take the argmax "
+              "of";
+      return false;
+    }
+    ids.resize(size_t(in.numTokens()));
+    for (size_t t = 0; t < ids.size(); ++t)
+      ids[t] = int32_t(argmax(logits_.data() + int64_t(t) * vocab, vocab));
     return true;
   }
 

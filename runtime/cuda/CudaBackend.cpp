@@ -269,8 +269,12 @@ bool CudaBackend::init(std::string &error) {
   state_.rowScratch = rowScratch_.get();
   state_.rowScratchBytes = rowScratch_.bytes();
 
+  // Verify steps take the argmax of every token's row (stepArgmax), at
+  // most the 65535 rows argmaxRows takes.
+  argmaxRowsReserved_ =
+      std::min<int64_t>(std::max(lim.maxBatch, lim.maxTokens), 65535);
   const size_t argmaxBytes =
-      kernels::argmaxWorkspaceBytes(lim.maxBatch, plan_.vocabSize);
+      kernels::argmaxWorkspaceBytes(argmaxRowsReserved_, plan_.vocabSize);
   if (Status s = argmaxWorkspace_.allocate(argmaxBytes, "argmax workspace");
       !s.ok())
     return failed(s);
@@ -279,10 +283,12 @@ bool CudaBackend::init(std::string &error) {
           "argmax workspace clear");
       !s.ok())
     return failed(s);
-  if (Status s = outIds_.allocate(size_t(lim.maxBatch) * 4, "sampled ids");
+  if (Status s = outIds_.allocate(size_t(argmaxRowsReserved_) * 4,
+                                  "sampled ids");
       !s.ok())
     return failed(s);
-  if (Status s = outIdsHost_.allocate(size_t(lim.maxBatch) * 4, "sampled ids");
+  if (Status s = outIdsHost_.allocate(size_t(argmaxRowsReserved_) * 4,
+                                      "sampled ids");
       !s.ok())
     return failed(s);
   if (Status s = kernels::cudaStatus(cudaDeviceSynchronize(), "initialisation");

@@ -21,7 +21,11 @@
 //    buffers at fixed addresses, block tables have a fixed row stride (the
 //    most blocks a sequence can need) and the split-KV count is chosen for
 //    the longest context, so a growing sequence never forces a recapture.
-//    Prefill and extend steps run eagerly.
+//  - Verify steps (speculative decoding) likewise, by batch bucket and
+//    tokens per sequence (1, 2, 4, 8, then multiples of 8): shorter trees
+//    are padded with tokens that hang from the cached prefix, write past
+//    the sequence's tokens and are nobody's ancestor. Prefill and extend
+//    steps run eagerly.
 //  - Tokens are picked on the device (argmax, or seeded top-k/top-p with
 //    the host sampler's counter-based draw), and only the ids (and, when
 //    asked, the logits) are copied back.
@@ -37,7 +41,8 @@ namespace strata {
 
 struct CudaBackendOptions {
   int device = 0;
-  /// Replay captured graphs for decode steps; false launches eagerly.
+  /// Replay captured graphs for decode and verify steps; false launches
+  /// eagerly.
   bool graphs = true;
   /// Programmatic dependent launch of the engine's own kernels
   /// (kernels/common/DependentLaunch.h). Process-wide: the last backend

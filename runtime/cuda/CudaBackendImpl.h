@@ -5,7 +5,8 @@
 //    memory that init() and reserve() size (arena, KV pools, linear states,
 //    step inputs, rotary tables, attention workspace).
 //  - CudaBackendStep.cpp: one step (input staging and upload, issue of the
-//    program, eagerly or by decode graph, token picking and download).
+//    program, eagerly or by decode or verify graph, token picking and
+//    download).
 #ifndef STRATA_RUNTIME_CUDA_CUDABACKENDIMPL_H
 #define STRATA_RUNTIME_CUDA_CUDABACKENDIMPL_H
 
@@ -25,6 +26,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -43,6 +45,8 @@ public:
                std::string &error) override;
   bool stepLogits(const plan::Program &program, const StepInputs &in,
                   std::vector<float> &logits, std::string &error) override;
+  bool stepArgmax(const plan::Program &program, const StepInputs &in,
+                  std::vector<int32_t> &ids, std::string &error) override;
   bool resetState(int32_t slot, std::string &error) override;
   bool moveKvSlots(const std::vector<int64_t> &moves,
                    std::string &error) override;
@@ -85,6 +89,28 @@ private:
     }
   };
 
+  /// A captured graph: decode steps by batch bucket (perSeq 0), verify
+  /// steps by batch bucket and tokens per sequence.
+  struct GraphKey {
+    const plan::Program *program = nullptr;
+    int64_t batch = 0;
+    int64_t perSeq = 0;
+    bool operator<(const GraphKey &o) const {
+      return std::tie(program, batch, perSeq) <
+             std::tie(o.program, o.batch, o.perSeq);
+    }
+  };
+  /// A step issued on stream 0 and not yet waited for.
+  struct IssuedStep {
+    CudaProgram *exec = nullptr;
+    /// Rows of the output the program wrote: the padded step's tokens.
+    int64_t rows = 0;
+    /// A padded verify step: the row of each of the step's own tokens
+    /// (empty: rows are the step's own).
+    std::vector<int64_t> rowOf;
+    bool graphed = false;
+  };
+
   static int64_t nextPow2(int64_t v) {
     int64_t p = 1;
     while (p < v)
@@ -107,8 +133,19 @@ private:
   kernels::Status prepareAttentionWorkspace();
   kernels::Status stage(const StepInputs &in,
                         const std::vector<StepSample> &samples, size_t &bytes);
-  kernels::Status runProgram(CudaProgram &program, bool graphable,
+  /// Validates, pads (graph buckets), stages, uploads and issues a step.
+  bool launchStep(const plan::Program &program, const StepInputs &in,
+                  const std::vector<StepSample> &samples, IssuedStep &issued,
+                  std::string &error);
+  /// Waits for the step's stream; collects the profile of an eager step.
+  kernels::Status finishStep(const plan::Program &program, bool graphed);
+  /// Issues `program` eagerly (`key` null) or by its graph: the key's
+  /// first step eagerly, its second captured, the rest replayed.
+  kernels::Status runProgram(CudaProgram &program, const GraphKey *key,
                              const StepShape &shape);
+  /// Tokens per sequence a verify step of `tokens` is padded to.
+  static int64_t verifyBucket(int64_t tokens);
+  kernels::Status growLogitsHost(size_t bytes);
   void dropGraphs();
   CudaProgram *programOf(const plan::Program &program, std::string &error);
 
@@ -125,10 +162,13 @@ private:
   PinnedBuffer staging_, outIdsHost_, logitsHost_;
   InputLayout layout_;
   int64_t blocksReserved_ = 0, slotsReserved_ = 0;
-  /// Decode graphs by (program, batch bucket); a bucket is captured on its
-  /// second step, after one eager step has planned its GEMMs.
-  std::map<std::pair<const plan::Program *, int64_t>, cudaGraphExec_t> graphs_;
-  std::set<std::pair<const plan::Program *, int64_t>> seenEager_;
+  /// Captured graphs; a key is captured on its second step, after one
+  /// eager step has planned its GEMMs.
+  std::map<GraphKey, cudaGraphExec_t> graphs_;
+  std::set<GraphKey> seenEager_;
+  /// Rows argmaxRows' workspace and the id buffers hold: a verify step's
+  /// every token.
+  int64_t argmaxRowsReserved_ = 0;
   BackendCounters counters_;
   /// STRATA_PROFILE: milliseconds by phase and kernel, and steps by phase.
   std::map<std::string, std::map<std::string, double>> profile_;

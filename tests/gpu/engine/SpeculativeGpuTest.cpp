@@ -3,7 +3,9 @@
 // agrees (the model itself), one that rarely does (other weights: rollback
 // at every depth), and prompt lookup on prompts that repeat themselves, at
 // batch 1 and 8; token trees, whose accepted paths are compacted in the
-// paged cache by the kv_move kernel.
+// paged cache by the kv_move kernel. Verify steps replay CUDA graphs (the
+// batch's trees padded to one bucket size) and pick greedy tokens on the
+// device.
 //
 // The verify program and the decode program round differently (a chain of
 // tokens per sequence against one), so where two logits are closer than
@@ -60,7 +62,7 @@ double checkSame(const plan::Plan &target, const plan::Plan *draftPlan,
   const int64_t batch = int64_t(reqs.size());
   GenerationTimings timings;
   const auto want = run(*plain, reqs, timings);
-  int64_t proposed = 0, accepted = 0;
+  int64_t proposed = 0, accepted = 0, verifySteps = 0, replays = 0;
   for (int64_t tokens : {1, 2, 3, 4, 5, 6, 7, 8}) {
     INFO(tokens << " draft tokens, batch " << batch);
     auto engine = testing::cudaTestEngine(target);
@@ -76,12 +78,18 @@ double checkSame(const plan::Plan &target, const plan::Plan *draftPlan,
     proposed += timings.proposedTokens;
     accepted += timings.acceptedTokens;
     CHECK(timings.verifySteps > 0);
+    const BackendCounters counters = engine->backendCounters();
+    verifySteps += counters.verifySteps;
+    replays += counters.verifyGraphReplays;
     for (size_t i = 0; i < reqs.size(); ++i) {
       INFO("sequence " << i);
       testing::checkSameUpToNearTie(*plain, reqs[i], want[i].tokens,
                                     got[i].tokens, kLogitTolerance);
     }
   }
+  // Verify steps run as graphs: the trees of a batch padded to one size.
+  CHECK(verifySteps > 0);
+  CHECK(replays > 0);
   return proposed ? double(accepted) / double(proposed) : 0;
 }
 

@@ -337,6 +337,7 @@ TEST_CASE("timing verify steps measures both steps and leaves the engine "
   REQUIRE(engine->timeVerifySteps(prompts, 8, 2, t, error));
   CHECK(t.decodeSeconds > 0);
   CHECK(t.verifySeconds > 0);
+  CHECK(t.verifyLogitsSeconds > 0);
   // A generation afterwards equals one on a fresh engine.
   GenerationTimings timings;
   const auto reqs = requests(2, plan.vocabSize, 10);
