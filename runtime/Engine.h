@@ -368,13 +368,22 @@ private:
   /// Why speculative decoding with `tokens` proposals per round cannot
   /// run on this engine (attachDraft, attachLookup).
   bool checkSpeculation(int64_t tokens, std::string &error) const;
-  /// The draft's proposals for the sequences `group` (indices into
-  /// requests): up to `k[g]` tokens each, one draft step per token; for
-  /// sampled requests also the distribution each was drawn from.
-  bool draftChains(const std::vector<size_t> &group,
-                   const std::vector<int64_t> &k,
-                   const std::vector<const GenerationRequest *> &requests,
-                   const std::vector<GenerationResult> &results,
+  /// One sequence the draft proposes a chain for: its draft sequence
+  /// (pending: what the draft has not taken in, up to the target's pending
+  /// token), its request, how many tokens, the index of the generated
+  /// token the first proposal would be, and the id its sampled draws are
+  /// keyed by.
+  struct DraftChain {
+    Sequence *draft = nullptr;
+    const GenerationRequest *request = nullptr;
+    int64_t tokens = 0;
+    int64_t index0 = 0;
+    uint64_t streamId = 0;
+  };
+  /// The draft's proposals for `chains`: up to `tokens` each, one draft
+  /// step per token (batches within the draft's limits); for sampled
+  /// requests also the distribution each was drawn from.
+  bool draftChains(const std::vector<DraftChain> &chains,
                    std::vector<std::vector<int32_t>> &proposals,
                    std::vector<std::vector<std::vector<double>>> &drawnFrom,
                    GenerationTimings &timings, std::string &error);
@@ -429,6 +438,10 @@ private:
     Sequence seq;
     /// Whether it holds a pool sequence and a state slot (it runs).
     bool admitted = false;
+    /// With a draft model: its sequence in the draft's pool (same id),
+    /// held while `drafting`.
+    Sequence draft;
+    bool drafting = false;
   };
   /// Frees the blocks and slot of a running request and queues it again
   /// (front of the queue) to recompute its tokens.
@@ -440,13 +453,26 @@ private:
   void finishServed(Served &r, std::vector<ServeResult> &ended);
   /// Registers the full blocks of `r` not in the prefix cache yet.
   void registerServedBlocks(Served &r);
-  /// With prompt lookup attached, the decode-only step of `planned` as a
-  /// verify step of their lookups' proposals (runtime/
+  /// With a drafter attached, the decode-only step of `planned` as a
+  /// verify step of the drafter's proposals (runtime/
   /// EngineServeSpeculative.cpp); `handled` is false, and nothing ran,
   /// when no sequence has a proposal.
-  bool serveLookupStep(const std::vector<Served *> &planned,
-                       std::vector<ServeResult> &ended, bool &handled,
-                       std::string &error);
+  bool serveSpeculativeStep(const std::vector<Served *> &planned,
+                            std::vector<ServeResult> &ended, bool &handled,
+                            std::string &error);
+  /// The draft model's proposals for the served `planned`, at most `k[b]`
+  /// each: each draft sequence is admitted to the draft's pool when it has
+  /// none, cut back to what the target keeps, fed what it lacks, and then
+  /// drafts; a sequence whose draft does not fit the draft's pool or
+  /// slots proposes nothing this step (its draft sequence is released).
+  bool serveDraftProposals(const std::vector<Served *> &planned,
+                           const std::vector<int64_t> &k,
+                           std::vector<std::vector<int32_t>> &proposals,
+                           std::vector<std::vector<std::vector<double>>>
+                               &drawnFrom,
+                           std::string &error);
+  /// Frees the draft sequence of a served request.
+  void releaseServedDraft(Served &r);
   /// KV blocks `s` needs beyond those it holds to take `count` more tokens.
   int64_t blocksToGrow(const Sequence &s, int64_t count) const;
   /// Token `p` of a served request: its prompt, then what it generated.

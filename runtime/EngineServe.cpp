@@ -13,9 +13,9 @@ bool Engine::startServing(const ServeOptions &options, std::string &error) {
     error = "serving while a conversation is open; close it first";
     return false;
   }
-  if (draft_) {
-    error = "serving with a draft model is not supported; prompt lookup "
-            "(attachLookup) is";
+  if (draft_ && !specTree_.empty()) {
+    error = "serving with a token tree (--spec-tree) is not supported; a "
+            "draft model's chains are";
     return false;
   }
   stopServing();
@@ -37,6 +37,23 @@ bool Engine::startServing(const ServeOptions &options, std::string &error) {
   if (!prepareStorage(std::max<int64_t>(options.kvBlocks, 1), serve_.maxRunning,
                       plan_.maxPositions, error))
     return false;
+  if (draft_) {
+    // The draft's pool holds as many tokens as the model's, plus a partial
+    // block and a chain per running sequence; it caches no prefixes, so
+    // where the model's requests share theirs the draft may run out, and
+    // a sequence it cannot hold proposes nothing.
+    Engine &d = *draft_;
+    const int64_t blockSize = std::max<int64_t>(1, plan_.kvCache.blockSize);
+    const int64_t draftBlock = std::max<int64_t>(1, d.plan_.kvCache.blockSize);
+    const int64_t tokens =
+        std::max<int64_t>(options.kvBlocks, 1) * blockSize +
+        serve_.maxRunning * (draftBlock + specTokens_);
+    if (!d.prepareStorage((tokens + draftBlock - 1) / draftBlock,
+                          serve_.maxRunning, d.plan_.maxPositions, error)) {
+      error = "the draft model: " + error;
+      return false;
+    }
+  }
   serving_ = true;
   serveCounters_ = {};
   if (options.prefixCache && hasCache && plan_.linearState.layers == 0) {
@@ -84,6 +101,7 @@ int32_t Engine::servedToken(const Served &r, int64_t p) {
 }
 
 void Engine::releaseServed(Served &r) {
+  releaseServedDraft(r);
   if (!r.admitted)
     return;
   pool_.release(r.seq.id);
@@ -282,11 +300,11 @@ bool Engine::serveStep(std::vector<ServeResult> &ended, std::string &error) {
     if (!decoding)
       serveCounters_.promptTokens += counts[b];
   }
-  // With prompt lookup, a decode-only step verifies what the lookups
-  // propose (when any does).
-  if (lookup_ && !anyPrompt) {
+  // With a drafter, a decode-only step verifies what it proposes (when it
+  // proposes anything).
+  if (speculative() && !anyPrompt) {
     bool handled = false;
-    if (!serveLookupStep(planned, ended, handled, error))
+    if (!serveSpeculativeStep(planned, ended, handled, error))
       return false;
     if (handled)
       return true;

@@ -406,8 +406,15 @@ bool Engine::speculativeDecode(
       std::vector<std::vector<std::vector<double>>> drawnFrom(group.size());
       const double draftStart = secondsNow();
       if (d) {
-        if (!draftChains(group, k, requests, results, proposals, drawnFrom,
-                         timings, error))
+        std::vector<DraftChain> chains;
+        for (size_t g = 0; g < group.size(); ++g) {
+          const size_t i = group[g];
+          Sequence &ds = (*draftRun_)[i];
+          chains.push_back({&ds, requests[i], k[g],
+                            int64_t(results[i].tokens.size()),
+                            uint64_t(ds.id)});
+        }
+        if (!draftChains(chains, proposals, drawnFrom, timings, error))
           return false;
       } else {
         for (size_t g = 0; g < group.size(); ++g) {
@@ -504,64 +511,80 @@ bool Engine::speculativeDecode(
 }
 
 bool Engine::draftChains(
-    const std::vector<size_t> &group, const std::vector<int64_t> &k,
-    const std::vector<const GenerationRequest *> &requests,
-    const std::vector<GenerationResult> &results,
+    const std::vector<DraftChain> &chains,
     std::vector<std::vector<int32_t>> &proposals,
     std::vector<std::vector<std::vector<double>>> &drawnFrom,
     GenerationTimings &timings, std::string &error) {
   Engine &d = *draft_;
-  std::vector<Sequence> &drafts = *draftRun_;
   const int64_t vocab = plan_.vocabSize;
-  const int64_t rounds = *std::max_element(k.begin(), k.end());
+  int64_t rounds = 0;
+  for (const DraftChain &c : chains)
+    rounds = std::max(rounds, c.tokens);
   std::vector<int32_t> tokens;
   std::vector<float> rows;
   for (int64_t r = 0; r < rounds; ++r) {
-    std::vector<Sequence *> batch;
-    std::vector<int64_t> counts;
-    std::vector<StepSample> samples;
-    std::vector<size_t> which;
-    bool anySampled = false;
-    for (size_t g = 0; g < group.size(); ++g) {
-      if (k[g] <= r)
-        continue;
-      Sequence &ds = drafts[group[g]];
-      batch.push_back(&ds);
-      counts.push_back(int64_t(ds.pending.size()));
-      // The device picks greedy proposals; sampled ones are drawn below
-      // from the logits, whose distribution the acceptance test needs.
-      StepSample draw;
-      draw.seqId = uint64_t(ds.id);
-      draw.step = uint64_t(ds.draws);
-      samples.push_back(draw);
-      which.push_back(g);
-      anySampled |= requests[group[g]]->sampling.temperature != 0.0;
-    }
-    if (!d.step(batch, counts, samples, tokens, anySampled ? &rows : nullptr,
-                error)) {
-      error = "the draft model: " + error;
-      return false;
-    }
-    for (size_t b = 0; b < batch.size(); ++b) {
-      const size_t g = which[b];
-      const GenerationRequest &req = *requests[group[g]];
-      int32_t token = tokens[b];
-      if (req.sampling.temperature != 0.0) {
-        std::vector<double> q;
-        samplingDistribution(rows.data() + int64_t(b) * vocab, vocab,
-                             req.sampling, q);
-        const int64_t index =
-            int64_t(results[group[g]].tokens.size()) + int64_t(r);
-        token = drawFrom(q, specUniform(req.sampling, kDraftDrawStream,
-                                        uint64_t(batch[b]->id),
-                                        uint64_t(index)));
-        drawnFrom[g].push_back(std::move(q));
+    std::vector<size_t> live;
+    for (size_t c = 0; c < chains.size(); ++c)
+      if (chains[c].tokens > r)
+        live.push_back(c);
+    for (size_t first = 0; first < live.size();) {
+      std::vector<Sequence *> batch;
+      std::vector<int64_t> counts;
+      std::vector<StepSample> samples;
+      std::vector<size_t> which;
+      bool anySampled = false;
+      int64_t budget = d.plan_.limits.maxTokens;
+      for (; first < live.size() &&
+             int64_t(batch.size()) < d.plan_.limits.maxBatch;
+           ++first) {
+        const DraftChain &c = chains[live[first]];
+        const int64_t count = int64_t(c.draft->pending.size());
+        if (count > budget)
+          break;
+        budget -= count;
+        batch.push_back(c.draft);
+        counts.push_back(count);
+        // The device picks greedy proposals; sampled ones are drawn below
+        // from the logits, whose distribution the acceptance test needs.
+        StepSample draw;
+        draw.seqId = uint64_t(c.draft->id);
+        draw.step = uint64_t(c.draft->draws);
+        samples.push_back(draw);
+        which.push_back(live[first]);
+        anySampled |= c.request->sampling.temperature != 0.0;
       }
-      batch[b]->pending = {token};
-      ++batch[b]->draws;
-      proposals[g].push_back(token);
+      if (batch.empty()) {
+        error = "the draft model: a sequence's catch-up of " +
+                std::to_string(chains[live[first]].draft->pending.size()) +
+                " tokens exceeds its plan's " +
+                std::to_string(d.plan_.limits.maxTokens) +
+                " tokens per step";
+        return false;
+      }
+      if (!d.step(batch, counts, samples, tokens,
+                  anySampled ? &rows : nullptr, error)) {
+        error = "the draft model: " + error;
+        return false;
+      }
+      for (size_t b = 0; b < batch.size(); ++b) {
+        const size_t c = which[b];
+        const GenerationRequest &req = *chains[c].request;
+        int32_t token = tokens[b];
+        if (req.sampling.temperature != 0.0) {
+          std::vector<double> q;
+          samplingDistribution(rows.data() + int64_t(b) * vocab, vocab,
+                               req.sampling, q);
+          token = drawFrom(q, specUniform(req.sampling, kDraftDrawStream,
+                                          chains[c].streamId,
+                                          uint64_t(chains[c].index0 + r)));
+          drawnFrom[c].push_back(std::move(q));
+        }
+        batch[b]->pending = {token};
+        ++batch[b]->draws;
+        proposals[c].push_back(token);
+      }
+      ++timings.draftSteps;
     }
-    ++timings.draftSteps;
   }
   return true;
 }

@@ -66,6 +66,10 @@ with concurrent.futures.ThreadPoolExecutor(2) as pool:
 lookup_server = Server(args.strata, fused, "--model-name", NAME,
                        "--max-running", "4", "--step-tokens", "16",
                        "--spec-lookup", "--spec-tokens", "6", cwd=SRC)
+# A draft model (--draft): the model itself, so every proposal is kept.
+draft_server = Server(args.strata, fused, "--model-name", NAME,
+                      "--max-running", "4", "--step-tokens", "16",
+                      "--draft", fused, "--spec-tokens", "3", cwd=SRC)
 
 
 def body(case, stream):
@@ -375,23 +379,27 @@ def test_prefix_cache_reuses_a_prompt():
           f"prefix-cache hits {hits} for a prompt of {prompt} tokens")
 
 
-def test_prompt_lookup_gives_the_text_of_plain_decoding():
-    def text(case):
-        status, resp = lookup_server.post(
-            "/v1/completions",
-            {"model": NAME, "prompt": case[0], "max_tokens": case[1],
-             "temperature": 0})
-        check_eq(status, 200, f"status ({resp})")
-        return resp["choices"][0]["text"]
+def test_speculation_gives_the_text_of_plain_decoding():
+    for name, spec in (("prompt lookup", lookup_server),
+                       ("a draft model", draft_server)):
+        def text(case):
+            status, resp = spec.post(
+                "/v1/completions",
+                {"model": NAME, "prompt": case[0], "max_tokens": case[1],
+                 "temperature": 0})
+            check_eq(status, 200, f"status ({resp})")
+            return resp["choices"][0]["text"]
 
-    with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        texts = list(pool.map(text, GREEDY))
-    for case, got, want in zip(GREEDY, texts, EXPECTED_FUSED):
-        check_eq(got, want, f"text of {case[0][:20]!r} with prompt lookup")
-    m = lookup_server.metrics()
-    check(m["strata_spec_verify_steps_total"] > 0, "verify steps ran")
-    check(m["strata_spec_proposed_tokens_total"] >=
-          m["strata_spec_accepted_tokens_total"], "accepted <= proposed")
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            texts = list(pool.map(text, GREEDY))
+        for case, got, want in zip(GREEDY, texts, EXPECTED_FUSED):
+            check_eq(got, want, f"text of {case[0][:20]!r} with {name}")
+        m = spec.metrics()
+        check(m["strata_spec_verify_steps_total"] > 0,
+              f"verify steps ran with {name}")
+        check(m["strata_spec_proposed_tokens_total"] >=
+              m["strata_spec_accepted_tokens_total"],
+              f"accepted <= proposed with {name}")
 
 
 run_tests([test_models_and_health, test_concurrent_clients_get_strata_run_text,
@@ -399,5 +407,5 @@ run_tests([test_models_and_health, test_concurrent_clients_get_strata_run_text,
            test_usage_counts, test_prompt_as_token_ids, test_seeds,
            test_chat_completions, test_metrics_counts_and_format,
            test_prefix_cache_reuses_a_prompt,
-           test_prompt_lookup_gives_the_text_of_plain_decoding],
-          servers=[server, lookup_server])
+           test_speculation_gives_the_text_of_plain_decoding],
+          servers=[server, lookup_server, draft_server])

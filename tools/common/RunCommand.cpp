@@ -225,6 +225,10 @@ DraftPlanLoader draftPlanLoader = readDraftPlan;
 
 void setDraftPlanLoader(DraftPlanLoader loader) { draftPlanLoader = loader; }
 
+int loadDraftPlan(const std::string &path, plan::Plan &out) {
+  return draftPlanLoader(path, out);
+}
+
 int readDraftPlan(const std::string &path, plan::Plan &out) {
   std::string error;
   if (!plan::hasPlanSignature(path)) {
@@ -355,7 +359,7 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
       return failed(error);
     if (!draftPath.empty()) {
       plan::Plan draftPlan;
-      if (int code = draftPlanLoader(draftPath, draftPlan))
+      if (int code = loadDraftPlan(draftPath, draftPlan))
         return code;
       // The draft's own weights and a pool sized for the requests; the
       // device and its settings are the model's.

@@ -44,6 +44,9 @@ void setDraftPlanLoader(DraftPlanLoader loader);
 /// The default loader: a compiled plan, else an error saying how to
 /// compile one.
 int readDraftPlan(const std::string &path, plan::Plan &out);
+/// Reads a --draft model with the loader set (strata run and strata serve
+/// also compile model files).
+int loadDraftPlan(const std::string &path, plan::Plan &out);
 
 /// Generates with `plan` as the options say. With --draft, a draft model
 /// proposes tokens that `plan` verifies (speculative decoding, greedy;

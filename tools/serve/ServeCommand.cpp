@@ -135,9 +135,14 @@ void addServeOptions(tools::ArgParser &parser) {
                  "speculative decoding with prompt lookup: decode-only "
                  "steps verify the tokens that followed each sequence's "
                  "last few tokens where they occurred before");
+  parser.addOption("draft", "MODEL",
+                   "speculative decoding with a draft model: this smaller "
+                   "model of the same vocabulary (a compiled plan, or for "
+                   "strata serve also a model file) proposes tokens that "
+                   "decode-only steps verify");
   parser.addOption("spec-tokens", "N",
-                   "with --spec-lookup: tokens proposed per step and "
-                   "sequence, 1 to 16 (default 4)");
+                   "with --draft or --spec-lookup: tokens proposed per step "
+                   "and sequence, 1 to 16 (default 4)");
   parser.addOption("model-name", "NAME",
                    "the name clients give in \"model\" (default: the "
                    "model's name)");
@@ -177,9 +182,14 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
       !integerOption(parser, "max-queue", 0, 1 << 20, "", maxQueue, error))
     return usage(error);
   const bool lookup = parser.has("spec-lookup");
+  const std::string draftPath = parser.get("draft");
+  if (parser.has("draft") && draftPath.empty())
+    return usage("--draft expects a model");
+  if (lookup && !draftPath.empty())
+    return usage("--draft and --spec-lookup are two drafters; give one");
   int64_t specTokens = 4;
-  if (parser.has("spec-tokens") && !lookup)
-    return usage("--spec-tokens applies with --spec-lookup");
+  if (parser.has("spec-tokens") && !lookup && draftPath.empty())
+    return usage("--spec-tokens applies with --draft or --spec-lookup");
   if (!integerOption(parser, "spec-tokens", 1, 16, "", specTokens, error))
     return usage(error);
   EngineOptions engineOptions;
@@ -240,12 +250,39 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
       return failed(error);
     if (lookup && !engine->attachLookup(specTokens, error))
       return failed(error);
+    std::optional<plan::Plan> draftPlan;
+    if (!draftPath.empty()) {
+      if (int code = tools::loadDraftPlan(draftPath, draftPlan.emplace()))
+        return code;
+      // The draft's own weights; the device and its settings are the
+      // model's, its pool is sized when serving starts.
+      EngineOptions draftOptions = engineOptions;
+      draftOptions.weightsPath.clear();
+      draftOptions.kvBlocks = 0;
+      std::unique_ptr<Engine> draft =
+          Engine::create(*draftPlan, draftOptions, error);
+      if (!draft)
+        return failed("the draft model: " + error);
+      if (!engine->attachDraft(std::move(draft), specTokens, error))
+        return failed(error);
+    }
     // Measured once the weights are in place, before the pool exists.
     if (kvMemory) {
       const uint64_t freeBytes = engine->freeCacheMemory();
       uint64_t bytes = 0;
       if (!kvMemoryBytes(*kvMemory, freeBytes, bytes, error))
         return failed(error);
+      // A draft's pool holds as many tokens as the model's: the share is
+      // split between the two by their bytes per token.
+      if (draftPlan && draftPlan->kvCache.layers > 0) {
+        auto perToken = [](const plan::Plan &p) {
+          return double(cacheNeeds(p, 1, 0)[0].bytes) /
+                 double(std::max<int64_t>(1, p.kvCache.blockSize));
+        };
+        const double mine = perToken(engine->plan());
+        bytes = uint64_t(double(bytes) * mine /
+                         (mine + perToken(*draftPlan)));
+      }
       serveOptions.kvBlocks = engine->kvBlocksFor(bytes, maxRunning);
       if (serveOptions.kvBlocks < 1)
         return failed(

@@ -138,10 +138,10 @@ std::string ServeMetrics::prometheus(const EngineLoad &load) const {
          "computed.");
   sample(out, "strata_prefix_cache_hits_total", double(load.prefixHitTokens));
   header(out, "strata_spec_verify_steps_total", "counter",
-         "Steps that verified prompt-lookup proposals (--spec-lookup).");
+         "Steps that verified a drafter's proposals (--spec-lookup, --draft).");
   sample(out, "strata_spec_verify_steps_total", double(load.verifySteps));
   header(out, "strata_spec_proposed_tokens_total", "counter",
-         "Tokens prompt lookup proposed.");
+         "Tokens the drafter proposed.");
   sample(out, "strata_spec_proposed_tokens_total",
          double(load.specProposedTokens));
   header(out, "strata_spec_accepted_tokens_total", "counter",

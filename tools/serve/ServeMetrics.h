@@ -36,7 +36,8 @@ struct EngineLoad {
   int64_t steps = 0, preemptions = 0;
   int64_t promptTokensFed = 0; ///< recomputed ones included
   int64_t prefixQueryTokens = 0, prefixHitTokens = 0;
-  /// Prompt lookup (--spec-lookup): verify steps, tokens proposed, kept.
+  /// Speculative decoding (--spec-lookup, --draft): verify steps, tokens
+  /// proposed, kept.
   int64_t verifySteps = 0, specProposedTokens = 0, specAcceptedTokens = 0;
   /// Decode steps and how many replayed a CUDA graph; graphs captured.
   int64_t decodeSteps = 0, graphReplays = 0, graphCaptures = 0;

@@ -82,6 +82,11 @@ int compileModelPlan(const std::string &path,
                      const PlanLoweringOptions &options, plan::Plan &out,
                      const BuildOptions &build = {});
 
+/// --draft for `strata run` and `strata serve`: a compiled plan, or a
+/// model file compiled to its fused phase programs (the draft runs them on
+/// either device). Returns the exit code (the error printed).
+int loadDraftModel(const std::string &path, plan::Plan &out);
+
 /// What `strata run`, `strata chat`, `strata perplexity` and `strata serve`
 /// share: parses `args` with the options `declare` adds (and
 /// --disable-pass and --help, which prints `usage` and them), takes one

@@ -9,21 +9,15 @@
 
 namespace strata::tools {
 
-namespace {
-
-/// --draft for `strata run`: a compiled plan, or a model file compiled to
-/// its fused phase programs (the draft runs them on either device).
-int loadDraft(const std::string &path, plan::Plan &out) {
+int loadDraftModel(const std::string &path, plan::Plan &out) {
   if (plan::hasPlanSignature(path))
     return readDraftPlan(path, out);
   return compileModelPlan(path, FusionPipelineConfig{}, PlanLoweringOptions{},
                           out, BuildOptions{});
 }
 
-} // namespace
-
 int runRun(const std::vector<std::string> &args) {
-  setDraftPlanLoader(loadDraft);
+  setDraftPlanLoader(loadDraftModel);
   return runCompiledModel(
       "strata run", args, addRunOptions,
       "usage: strata run MODEL.yaml --prompt TEXT [options]\n"

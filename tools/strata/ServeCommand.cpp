@@ -3,12 +3,14 @@
 // forward on the CPU, the fused programs with --device cuda) or on a
 // compiled plan.
 #include "tools/serve/ServeCommand.h"
+#include "tools/common/RunCommand.h"
 #include "tools/strata/Commands.h"
 #include "tools/strata/ModelPlan.h"
 
 namespace strata::tools {
 
 int runServe(const std::vector<std::string> &args) {
+  setDraftPlanLoader(loadDraftModel);
   return runCompiledModel(
       "strata serve", args, serve::addServeOptions,
       "usage: strata serve MODEL.yaml|PLAN.splan [--host 127.0.0.1] "

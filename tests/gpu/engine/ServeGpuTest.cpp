@@ -2,7 +2,7 @@
 // steps, packed with others into mixed prefill/decode steps, preempted by a
 // small pool and reusing cached prefixes, get the tokens the same engine
 // generates for each request alone; with CUDA graphs on, as decode batches
-// grow and shrink.
+// grow and shrink; and with a drafter, whose verify steps replay graphs too.
 //
 // Batch composition changes which GEMM algorithm a step uses, hence the
 // order of fp32 sums, so two logits closer than the bf16 rounding noise may
@@ -51,7 +51,10 @@ std::vector<GenerationRequest> requests(int64_t vocab) {
   return out;
 }
 
-void checkServed(const std::string &model, int64_t kvBlocks) {
+enum class Drafter { None, Lookup, Draft };
+
+void checkServed(const std::string &model, int64_t kvBlocks,
+                 Drafter drafter = Drafter::None) {
   const plan::Plan plan = testing::loadTestPlan(model + ".fused.splan");
   auto engine = testing::cudaTestEngine(plan);
   const auto reqs = requests(plan.vocabSize);
@@ -60,6 +63,15 @@ void checkServed(const std::string &model, int64_t kvBlocks) {
     want.push_back(alone(*engine, r));
 
   std::string error;
+  // Speculative serving: decode-only steps verify proposals (the draft
+  // model has other weights, so most are rejected and both caches roll
+  // back).
+  plan::Plan other = plan;
+  other.weightSeed += 1;
+  if (drafter == Drafter::Lookup)
+    REQUIRE(engine->attachLookup(4, error));
+  if (drafter == Drafter::Draft)
+    REQUIRE(engine->attachDraft(testing::cudaTestEngine(other), 3, error));
   ServeOptions options;
   options.kvBlocks = kvBlocks;
   options.stepTokens = 64;
@@ -89,6 +101,8 @@ void checkServed(const std::string &model, int64_t kvBlocks) {
   }
   const ServeStats stats = engine->serveStats();
   CHECK(stats.freeKvBlocks == stats.kvBlocks);
+  if (drafter != Drafter::None)
+    CHECK(stats.verifySteps > 0);
   engine->stopServing();
 
   // Decode batches grew and shrank as requests joined and left; graphs
@@ -105,9 +119,12 @@ void checkServed(const std::string &model, int64_t kvBlocks) {
   const int64_t captures = after.graphCaptures - before.graphCaptures;
   INFO("decode steps " << steps << ", replays " << replays << ", captures "
                        << captures);
-  CHECK(replays > 0);
   CHECK(captures <= buckets);
   CHECK(steps - replays <= buckets);
+  if (drafter == Drafter::None)
+    CHECK(replays > 0);
+  else
+    CHECK(after.verifyGraphReplays > before.verifyGraphReplays);
 
   for (size_t i = 0; i < reqs.size(); ++i) {
     INFO("request " << i);
@@ -137,4 +154,15 @@ TEST_CASE("served on the GPU = alone on the GPU: sliding window",
 TEST_CASE("served on the GPU = alone on the GPU: lightning hybrid",
           "[gpu][engine][serve]") {
   checkServed("tiny-minimax", 256);
+}
+
+TEST_CASE("served on the GPU = alone on the GPU: prompt lookup",
+          "[gpu][engine][serve][speculative]") {
+  checkServed("tiny-llama", 256, Drafter::Lookup);
+}
+
+TEST_CASE("served on the GPU = alone on the GPU: a draft model",
+          "[gpu][engine][serve][speculative]") {
+  checkServed("tiny-llama", 256, Drafter::Draft);
+  checkServed("tiny-llama", 12, Drafter::Draft);
 }

@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <functional>
+
 #include <map>
 #include <random>
 
@@ -154,11 +156,13 @@ TEST_CASE("served greedy tokens equal a generation alone: sliding window") {
   checkEqualToAlone("tiny-mistral.yaml");
 }
 
-TEST_CASE("served greedy tokens with prompt lookup equal plain decoding "
-          "alone") {
-  // Prompts that repeat themselves, so that lookups propose; decode-only
-  // steps then verify the proposals, the others run plainly.
-  const plan::Plan plan = testing::compilePlan("tiny-llama.yaml", 16, true, 8);
+/// Serves prompts that repeat themselves (so that lookups propose too),
+/// arriving while others decode and in a pool too small for everyone,
+/// with the drafter `attach` gives: decode-only steps verify the
+/// proposals, the others run plainly, and the tokens are plain decoding's.
+void checkServedSpeculation(
+    const plan::Plan &plan,
+    const std::function<bool(Engine &, std::string &)> &attach) {
   auto plain = testing::makeCpuEngine(plan);
   std::vector<GenerationRequest> requests = mixedRequests(plan.vocabSize, 8, 11);
   for (GenerationRequest &r : requests) {
@@ -175,7 +179,7 @@ TEST_CASE("served greedy tokens with prompt lookup equal plain decoding "
     alone.push_back(aloneTokens(*plain, r));
   auto engine = testing::makeCpuEngine(plan);
   std::string error;
-  REQUIRE(engine->attachLookup(4, error));
+  REQUIRE(attach(*engine, error));
   ServeOptions options;
   options.kvBlocks = 64;
   SECTION("arriving while others decode") {
@@ -199,6 +203,79 @@ TEST_CASE("served greedy tokens with prompt lookup equal plain decoding "
     CHECK(got == alone);
     CHECK(stats.preemptions > 0);
   }
+}
+
+TEST_CASE("served greedy tokens with prompt lookup equal plain decoding "
+          "alone") {
+  const plan::Plan plan = testing::compilePlan("tiny-llama.yaml", 16, true, 8);
+  checkServedSpeculation(plan, [](Engine &engine, std::string &error) {
+    return engine.attachLookup(4, error);
+  });
+}
+
+TEST_CASE("served greedy tokens with a draft model equal plain decoding "
+          "alone") {
+  const plan::Plan plan = testing::compilePlan("tiny-llama.yaml", 16, true, 8);
+  // The model itself (every proposal kept) and other weights (most
+  // rejected: the draft's cache is cut back every step).
+  plan::Plan other = plan;
+  other.weightSeed += 1;
+  for (const plan::Plan *draft :
+       std::vector<const plan::Plan *>{&plan, &other}) {
+    INFO((draft == &plan ? "the model as its own draft" : "another draft"));
+    checkServedSpeculation(plan, [&](Engine &engine, std::string &error) {
+      return engine.attachDraft(testing::makeCpuEngine(*draft), 3, error);
+    });
+  }
+}
+
+TEST_CASE("served sampled requests with a draft model repeat for a seed") {
+  // Which steps verify proposals depends on what a request is served with
+  // (a step with a prompt in it runs plainly), so the tokens do too; for
+  // the same arrivals they are the same (lossless speculative sampling
+  // itself is tested on generation: EngineSpeculativeTest.cpp).
+  const plan::Plan plan = testing::compilePlan("tiny-llama.yaml", 16, true, 8);
+  plan::Plan other = plan;
+  other.weightSeed += 1;
+  auto requests = mixedRequests(plan.vocabSize, 6, 11);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    requests[i].sampling.temperature = 0.8;
+    requests[i].sampling.topK = 20;
+    requests[i].sampling.seed = 7 + i;
+    requests[i].maxNewTokens = 10;
+  }
+  ServeOptions options;
+  options.kvBlocks = 64;
+  std::vector<int> arrivals;
+  for (size_t i = 0; i < requests.size(); ++i)
+    arrivals.push_back(int(i) * 3);
+  auto served = [&] {
+    auto engine = testing::makeCpuEngine(plan);
+    std::string error;
+    REQUIRE(engine->attachDraft(testing::makeCpuEngine(other), 3, error));
+    ServeStats stats;
+    auto got = serveAll(*engine, requests, arrivals, options, &stats);
+    CHECK(stats.verifySteps > 0);
+    return got;
+  };
+  const auto first = served();
+  CHECK(served() == first);
+  for (const auto &tokens : first) {
+    CHECK((!tokens.empty() && tokens.size() <= 10));
+    for (int32_t t : tokens)
+      CHECK((t >= 0 && t < plan.vocabSize));
+  }
+}
+
+TEST_CASE("serving refuses a draft model's token tree") {
+  const plan::Plan plan = testing::compilePlan("tiny-llama.yaml", 16, true, 8);
+  auto engine = testing::makeCpuEngine(plan);
+  std::string error;
+  REQUIRE(engine->attachDraft(testing::makeCpuEngine(plan), 6, error, {2, 2}));
+  ServeOptions options;
+  options.kvBlocks = 64;
+  CHECK_FALSE(engine->startServing(options, error));
+  CHECK(error.find("token tree") != std::string::npos);
 }
 
 TEST_CASE("sampled requests draw what they draw alone") {
