@@ -334,6 +334,15 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
                  (long long)stepTokens,
                  model.chatFormat ? tok::chatFormatName(*model.chatFormat)
                                   : "none (chat requests are refused)");
+    if (lookup || draftPlan)
+      std::fprintf(stderr,
+                   "%s: speculative decoding with %s, %lld tokens proposed "
+                   "per step and request\n",
+                   tool.c_str(),
+                   lookup ? "prompt lookup"
+                          : ("the draft model '" + draftPlan->modelName + "'")
+                                .c_str(),
+                   (long long)specTokens);
     std::printf("listening on http://%s:%d\n", host.c_str(), bound);
     std::fflush(stdout);
 
