@@ -47,6 +47,12 @@ bool Engine::serveDraftProposals(
     Served &r = *planned[b];
     if (k[b] == 0)
       continue;
+    // The draft writes up to the position of its last fed proposal; a
+    // draft of fewer positions than the model stops proposing there.
+    if (r.seq.position + k[b] > d.plan_.maxPositions) {
+      releaseServedDraft(r);
+      continue;
+    }
     Sequence &ds = r.draft;
     if (!r.drafting) {
       ds = Sequence{};
