@@ -143,3 +143,32 @@ TEST_CASE("speculative decoding on the GPU = plain decoding, token trees",
     checkSame(mistral, &mistral, requests(batch, mistral.vocabSize),
               {2, 2, 1, 1});
 }
+
+TEST_CASE("verify graphs are captured once per bucket as sequences grow",
+          "[gpu][engine][speculative]") {
+  // The model as its own draft, 3 tokens a round: 4-token verify steps
+  // (fewer only at the end of the token budget) over a context that grows
+  // by 4 tokens a step. Each (batch, tokens) bucket runs eagerly once, is
+  // captured once, and is replayed from then on.
+  const plan::Plan plan = testing::loadTestPlan("tiny-llama.fused.splan");
+  auto engine = testing::cudaTestEngine(plan);
+  std::string error;
+  REQUIRE(engine->attachDraft(testing::cudaTestEngine(plan), 3, error));
+  std::vector<GenerationRequest> reqs = requests(1, plan.vocabSize);
+  reqs[0].maxNewTokens = 120;
+  GenerationTimings timings;
+  const BackendCounters before = engine->backendCounters();
+  run(*engine, reqs, timings);
+  const BackendCounters after = engine->backendCounters();
+  const int64_t steps = after.verifySteps - before.verifySteps;
+  const int64_t captures =
+      after.verifyGraphCaptures - before.verifyGraphCaptures;
+  const int64_t replays = after.verifyGraphReplays - before.verifyGraphReplays;
+  INFO("verify steps " << steps << ", captures " << captures << ", replays "
+                       << replays);
+  CHECK(steps >= 25);
+  // Buckets: 4 tokens, and possibly 2 for a last round of one proposal.
+  CHECK(captures <= 2);
+  CHECK(steps - replays <= 2); // the first step of each bucket
+  CHECK(replays >= steps - 2);
+}
