@@ -170,5 +170,4 @@ TEST_CASE("verify graphs are captured once per bucket as sequences grow",
   // Buckets: 4 tokens, and possibly 2 for a last round of one proposal.
   CHECK(captures <= 2);
   CHECK(steps - replays <= 2); // the first step of each bucket
-  CHECK(replays >= steps - 2);
 }
