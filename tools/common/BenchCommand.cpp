@@ -29,8 +29,8 @@ void addBenchOptions(ArgParser &parser) {
   parser.addOption("device", "cpu|cuda",
                    "where to run (default: cuda when this build has CUDA "
                    "and a device is present, else cpu)");
-  parser.addFlag("no-graphs", "CUDA: launch every decode kernel instead of "
-                              "replaying captured graphs");
+  parser.addFlag("no-graphs", "CUDA: launch every decode and verify kernel "
+                              "instead of replaying captured graphs");
   parser.addFlag("no-dependent-launch",
                  "CUDA: launch each kernel only after the previous one has "
                  "finished (no programmatic dependent launch)");

@@ -194,8 +194,8 @@ void addRunOptions(ArgParser &parser) {
                    "where the programs run (default cpu); cuda needs a "
                    "fused plan and a Hopper GPU");
   parser.addFlag("no-graphs",
-                 "cuda: launch every decode step eagerly instead of "
-                 "replaying captured CUDA graphs");
+                 "cuda: launch every decode and verify step eagerly instead "
+                 "of replaying captured CUDA graphs");
   parser.addOption("logits-out", "FILE",
                    "write the logits row of each sequence's last step "
                    "(fp32, as JSON) to FILE");

@@ -105,7 +105,8 @@ void addServeOptions(tools::ArgParser &parser) {
   parser.addOption("device", "cpu|cuda",
                    "where the programs run (default cpu); cuda needs a "
                    "fused plan and a Hopper GPU");
-  parser.addFlag("no-graphs", "cuda: launch every decode step eagerly");
+  parser.addFlag("no-graphs",
+                 "cuda: launch every decode and verify step eagerly");
   parser.addOption("weights", "PATH",
                    "load the weights from a .safetensors file or its index "
                    "(default: the model's own)");
