@@ -73,7 +73,6 @@ constexpr uint64_t kTreeAcceptStream = 0x510e527fade682d1ull;
 constexpr uint64_t kTreeResampleStream = 0x9b05688c2b3e6c1full;
 constexpr uint64_t kMaxChildren = 64;
 
-
 } // namespace
 
 bool Engine::treeRound(std::vector<Sequence *> &seqs,

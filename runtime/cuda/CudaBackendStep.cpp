@@ -384,10 +384,12 @@ bool CudaBackend::step(const plan::Program &program, const StepInputs &in,
 Status CudaBackend::growLogitsHost(size_t bytes) {
   if (logitsHost_.bytes() >= bytes)
     return Status::success();
-  const size_t rows = size_t(std::max(plan_.limits.maxBatch,
-                                      plan_.limits.maxTokens));
-  return logitsHost_.allocate(
-      std::max(bytes, rows * size_t(plan_.vocabSize) * 4), "the logits");
+  // A row per sequence at least; more only when a step's every-token
+  // logits are asked for (a plan's tokens per step x vocabulary can be a
+  // gigabyte of pinned memory).
+  const size_t batchRows =
+      size_t(plan_.limits.maxBatch) * size_t(plan_.vocabSize) * 4;
+  return logitsHost_.allocate(std::max(bytes, batchRows), "the logits");
 }
 
 bool CudaBackend::stepLogits(const plan::Program &program, const StepInputs &in,
@@ -445,20 +447,21 @@ bool CudaBackend::stepArgmax(const plan::Program &program,
     error = "cuda: " + s.message();
     return false;
   };
+  if (!allTokenLogits(program)) {
+    error = "cuda: the program has no all-token logits to take the argmax of";
+    return false;
+  }
+  // A step, padded or not, has at most the plan's tokens.
+  if (plan_.limits.maxTokens > argmaxRowsReserved_) {
+    error = "cuda: the argmax of up to " +
+            std::to_string(plan_.limits.maxTokens) + " rows exceeds the " +
+            std::to_string(argmaxRowsReserved_) + " it takes";
+    return false;
+  }
   IssuedStep issued;
   if (!launchStep(program, in, {}, issued, error))
     return false;
   const float *rows = issued.exec->logits();
-  if (!rows || !allTokenLogits(program)) {
-    error = "cuda: the program has no all-token logits to take the argmax of";
-    return false;
-  }
-  if (issued.rows > argmaxRowsReserved_) {
-    error = "cuda: the argmax of " + std::to_string(issued.rows) +
-            " rows exceeds the " + std::to_string(argmaxRowsReserved_) +
-            " reserved";
-    return false;
-  }
   cudaStream_t main = streams_[0];
   if (Status s = kernels::argmaxRows(rows, issued.rows, plan_.vocabSize,
                                      outIds_.as<int32_t>(),

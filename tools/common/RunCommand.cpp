@@ -229,6 +229,21 @@ int loadDraftPlan(const std::string &path, plan::Plan &out) {
   return draftPlanLoader(path, out);
 }
 
+bool attachDraftModel(Engine &engine, plan::Plan draftPlan,
+                      const EngineOptions &options, int64_t tokens,
+                      const std::vector<int64_t> &tree, std::string &error) {
+  EngineOptions draftOptions = options;
+  draftOptions.weightsPath.clear();
+  draftOptions.kvBlocks = 0;
+  std::unique_ptr<Engine> draft =
+      Engine::create(std::move(draftPlan), draftOptions, error);
+  if (!draft) {
+    error = "the draft model: " + error;
+    return false;
+  }
+  return engine.attachDraft(std::move(draft), tokens, error, tree);
+}
+
 int readDraftPlan(const std::string &path, plan::Plan &out) {
   std::string error;
   if (!plan::hasPlanSignature(path)) {
@@ -361,17 +376,9 @@ int runGeneration(const std::string &tool, const ArgParser &parser,
       plan::Plan draftPlan;
       if (int code = loadDraftPlan(draftPath, draftPlan))
         return code;
-      // The draft's own weights and a pool sized for the requests; the
-      // device and its settings are the model's.
-      EngineOptions draftOptions = options;
-      draftOptions.weightsPath.clear();
-      draftOptions.kvBlocks = 0;
-      std::unique_ptr<Engine> draft =
-          Engine::create(std::move(draftPlan), draftOptions, error);
-      if (!draft)
-        return failed("the draft model: " + error);
-      if (!engine->attachDraft(std::move(draft), specTokens, error,
-                               specTree))
+      // Its pool is sized for the requests.
+      if (!attachDraftModel(*engine, std::move(draftPlan), options,
+                            specTokens, specTree, error))
         return failed(error);
     }
     if (lookup && !engine->attachLookup(specTokens, error))

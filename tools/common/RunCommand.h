@@ -47,6 +47,14 @@ int readDraftPlan(const std::string &path, plan::Plan &out);
 /// Reads a --draft model with the loader set (strata run and strata serve
 /// also compile model files).
 int loadDraftPlan(const std::string &path, plan::Plan &out);
+/// Creates the draft engine of `draftPlan` with its own weights and pool on
+/// the device and with the settings of `options` (the model's), and
+/// attaches it to `engine` (`tokens` per round, `tree` as for
+/// Engine::attachDraft). False with `error` set ("the draft model: ..."
+/// when it cannot be created).
+bool attachDraftModel(Engine &engine, plan::Plan draftPlan,
+                      const EngineOptions &options, int64_t tokens,
+                      const std::vector<int64_t> &tree, std::string &error);
 
 /// Generates with `plan` as the options say. With --draft, a draft model
 /// proposes tokens that `plan` verifies (speculative decoding, greedy;

@@ -255,16 +255,9 @@ int runServer(const std::string &tool, const tools::ArgParser &parser,
     if (!draftPath.empty()) {
       if (int code = tools::loadDraftPlan(draftPath, draftPlan.emplace()))
         return code;
-      // The draft's own weights; the device and its settings are the
-      // model's, its pool is sized when serving starts.
-      EngineOptions draftOptions = engineOptions;
-      draftOptions.weightsPath.clear();
-      draftOptions.kvBlocks = 0;
-      std::unique_ptr<Engine> draft =
-          Engine::create(*draftPlan, draftOptions, error);
-      if (!draft)
-        return failed("the draft model: " + error);
-      if (!engine->attachDraft(std::move(draft), specTokens, error))
+      // Its pool is sized when serving starts.
+      if (!tools::attachDraftModel(*engine, *draftPlan, engineOptions,
+                                   specTokens, {}, error))
         return failed(error);
     }
     // Measured once the weights are in place, before the pool exists.

@@ -10,7 +10,6 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
-
 #include <map>
 #include <random>
 
